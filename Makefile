@@ -1,0 +1,81 @@
+# scan-lab: parallel prefix sum, taught on CUDA, HIP and Triton.
+#
+#   make run          build and run every lesson program this machine can run
+#   make test         the pytest harness (makes .venv/ first if pytest is missing)
+#
+#   make cuda [SM_ARCH="sm_75 sm_90"]   build the CUDA programs (default: T4 and Hopper)
+#   make run-cuda                       build and run them
+#   make hip  [GPU_ARCH=gfx942]         build the HIP programs for an AMD GPU
+#   make run-hip                        build and run them
+#   make sanitize                       compute-sanitizer racecheck + initcheck on Day 31
+#   make exercises | solutions          build the exercises and their solutions
+#   make clean                          remove build/
+#
+# Every binary lands under build/, never next to its source.
+
+SHELL := /bin/bash
+REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD ?= $(REPO)/build
+NVCC ?= nvcc
+HIPCC ?= hipcc
+SM_ARCH ?= sm_75 sm_90
+GPU_ARCH ?= gfx942
+SANITIZER ?= compute-sanitizer
+
+export BUILD NVCC HIPCC SM_ARCH GPU_ARCH
+
+# sm_75 sm_90 -> native code for each, plus PTX of the newest so later GPUs can JIT it.
+newest_sm := $(lastword $(sort $(SM_ARCH)))
+GENCODE := $(foreach a,$(SM_ARCH),-gencode arch=compute_$(a:sm_%=%),code=$(a)) \
+           -gencode arch=compute_$(newest_sm:sm_%=%),code=compute_$(newest_sm:sm_%=%)
+NVCCFLAGS ?= -std=c++17 -O3 -lineinfo -Xcompiler -Wall,-Wextra
+
+DAY31 := $(BUILD)/day31-scan/scan
+
+.PHONY: all run run-cuda run-hip cuda hip test sanitize exercises solutions clean FORCE
+
+all: cuda
+
+# A stamp holding the flags: changing SM_ARCH or NVCCFLAGS rebuilds.
+$(BUILD)/.nvcc-flags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(NVCC) $(NVCCFLAGS) $(GENCODE)' | cmp -s - $@ || echo '$(NVCC) $(NVCCFLAGS) $(GENCODE)' > $@
+
+$(DAY31): day31-scan/scan.cu $(BUILD)/.nvcc-flags
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCCFLAGS) $(GENCODE) -o $@ $<
+
+cuda: $(DAY31)
+	$(MAKE) -C a05-scan cuda
+
+hip:
+	$(MAKE) -C a05-scan hip
+
+run-cuda: cuda
+	$(DAY31)
+	$(MAKE) -C a05-scan run-cuda
+
+run-hip:
+	$(MAKE) -C a05-scan run-hip
+
+# Picks what this machine can run; says in one line what it skipped and why.
+run:
+	@$(REPO)/harness/run-lessons.sh
+
+test:
+	@$(REPO)/harness/run-tests.sh
+
+# Small sizes: racecheck is slow and the race shows at any size above one warp.
+sanitize: $(DAY31)
+	$(SANITIZER) --tool racecheck --racecheck-report all $(DAY31) --n 4096 --block 256 --kernel in-place || true
+	$(SANITIZER) --tool racecheck --racecheck-report all --error-exitcode 99 $(DAY31) --n 4096 --block 64,256,1024 --kernel double-buffer,exclusive
+	$(SANITIZER) --tool initcheck --error-exitcode 99 $(DAY31) --n 4099 --block 64,256,1024 --kernel double-buffer,exclusive
+
+exercises:
+	$(MAKE) -C exercises
+
+solutions:
+	$(MAKE) -C solutions
+
+clean:
+	rm -rf $(BUILD)

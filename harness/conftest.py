@@ -1,0 +1,90 @@
+"""Session set-up for the scan-lab harness.
+
+- `builder`: compiles every program the collected test modules list in their
+  module-level `BUILDS`, in parallel, once per session (see scanlab/build.py).
+- `nvidia_gpu`, `nvcc`, `hipcc`, `sanitizer`: the machine's tools; a test that
+  asks for a missing one is skipped with the reason, or failed when the
+  environment variable SCANLAB_REQUIRE names it (see scanlab/env.py).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scanlab import env  # noqa: E402
+from scanlab.build import Builder  # noqa: E402
+
+_builder: Builder | None = None
+
+
+def pytest_configure(config):
+    env.required()  # a misspelt SCANLAB_REQUIRE is a usage error, not a silent skip
+
+
+def pytest_report_header(config):
+    gpu, why = env.nvidia_gpu()
+    lines = [
+        f"scan-lab: nvcc={env.nvcc() or 'missing'} hipcc={env.hipcc() or 'missing'} "
+        f"compute-sanitizer={env.compute_sanitizer() or 'missing'}",
+        f"scan-lab: GPU={f'{gpu.name} ({gpu.sm})' if gpu else why}",
+        f"scan-lab: SCANLAB_REQUIRE={','.join(sorted(env.required())) or '(none: missing tools skip)'}",
+    ]
+    return lines
+
+
+def pytest_collection_finish(session):
+    """Start every declared build now, so they compile while early tests run."""
+    global _builder
+    root = Path(session.config._tmp_path_factory.mktemp("builds"))
+    _builder = Builder(root)
+    seen = set()
+    for item in session.items:
+        module = getattr(item, "module", None)
+        for program in getattr(module, "BUILDS", ()):
+            if program not in seen and _builder.available(program):
+                seen.add(program)
+                _builder.submit(program)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if _builder is not None:
+        _builder.shutdown()
+
+
+@pytest.fixture(scope="session")
+def builder() -> Builder:
+    assert _builder is not None
+    return _builder
+
+
+@pytest.fixture(scope="session")
+def nvidia_gpu():
+    return env.require_nvidia_gpu()
+
+
+@pytest.fixture(scope="session")
+def nvcc():
+    return env.require_nvcc()
+
+
+@pytest.fixture(scope="session")
+def hipcc():
+    return env.require_hipcc()
+
+
+@pytest.fixture(scope="session")
+def sanitizer():
+    return env.require_sanitizer()
+
+
+def pytest_runtest_setup(item):
+    """Markers carry their requirement: `cuda` needs nvcc, `gpu` an NVIDIA GPU."""
+    if item.get_closest_marker("cuda"):
+        env.require_nvcc()
+    if item.get_closest_marker("gpu"):
+        env.require_nvidia_gpu()

@@ -1,0 +1,153 @@
+"""Build each program once per test session, in parallel, into a temporary folder.
+
+Test modules declare what they build as a module-level list `BUILDS` of
+`Program`s. Once collection is over, conftest hands every declared program
+whose compiler is present to one `Builder`, which compiles them all in a
+thread pool; a test asks for its binary with `builder.get(program)`, which
+waits for that one build. A failed build fails the test that asked for it,
+with the exact command to reproduce it and the compiler's output.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+from . import env
+from .paths import REPO
+
+# The two targets of the course: the page's Tesla T4 and Hopper. The newest
+# also ships as PTX, so a later GPU can still run the binary.
+CUDA_ARCHS = ("sm_75", "sm_90")
+CUDA_FLAGS = ("-std=c++17", "-O3", "-lineinfo", "-Xcompiler", "-Wall,-Wextra")
+HIP_ARCH = "gfx90a"  # the newest target Debian's hipcc (HIP 5.2) can build for
+HIP_FLAGS = ("-std=c++17", "-O3", "-Wall", "-Wextra")
+HIP_ON_CUDA_INCLUDE = REPO / "harness" / "hip_on_cuda"
+
+COMPILERS = ("nvcc", "hipcc", "nvcc-hip")
+
+
+def cuda_gencode() -> list[str]:
+    archs = list(CUDA_ARCHS)
+    gpu, _ = env.nvidia_gpu()
+    if gpu is not None and gpu.sm not in archs:
+        archs.append(gpu.sm)  # a runner with another GPU still gets native code
+    flags = []
+    for arch in archs:
+        flags += ["-gencode", f"arch=compute_{arch[3:]},code={arch}"]
+    newest = max(archs, key=lambda a: int(a[3:]))[3:]
+    flags += ["-gencode", f"arch=compute_{newest},code=compute_{newest}"]
+    return flags
+
+
+@dataclass(frozen=True)
+class Program:
+    """One binary: its sources (relative to the repository), compiler and extras.
+
+    compiler: "nvcc" for .cu files; "hipcc" for HIP sources built for AMD
+    (gfx90a); "nvcc-hip" for HIP sources built by nvcc through the project's
+    HIP-on-CUDA header, to run on an NVIDIA GPU.
+    """
+
+    name: str
+    sources: tuple[str, ...]
+    compiler: str = "nvcc"
+    extra_flags: tuple[str, ...] = ()
+    include_dirs: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        assert self.compiler in COMPILERS, self.compiler
+
+
+@dataclass
+class Built:
+    program: Program
+    path: Path
+    command: list[str]
+    returncode: int
+    output: str
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and self.path.exists()
+
+    @property
+    def reproduce(self) -> str:
+        return shlex.join(self.command)
+
+    def warnings(self) -> list[str]:
+        return [line for line in self.output.splitlines() if "warning" in line.lower()]
+
+
+def command(program: Program, out: Path) -> list[str]:
+    """The compile line for `program`, writing the binary to `out`."""
+    sources = [str(REPO / s) if not Path(s).is_absolute() else s for s in program.sources]
+    includes = [f"-I{REPO / d}" for d in program.include_dirs]
+    if program.compiler == "nvcc":
+        return [env.nvcc() or "nvcc", *CUDA_FLAGS, *cuda_gencode(), *includes, *program.extra_flags,
+                "-o", str(out), *sources]
+    if program.compiler == "nvcc-hip":
+        return [env.nvcc() or "nvcc", *CUDA_FLAGS, *cuda_gencode(), f"-I{HIP_ON_CUDA_INCLUDE}", *includes,
+                *program.extra_flags, "-x", "cu", "-o", str(out), *sources]
+    return [env.hipcc() or "hipcc", *HIP_FLAGS, f"--offload-arch={HIP_ARCH}", *includes,
+            *program.extra_flags, "-o", str(out), *sources]
+
+
+def compile_program(program: Program, out_dir: Path) -> Built:
+    """Compile into out_dir/<name>; never raises for a compiler error (see Built.ok)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = out_dir / program.name
+    cmd = command(program, out)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=out_dir)
+        return Built(program, out, cmd, proc.returncode, proc.stdout + proc.stderr)
+    except FileNotFoundError as exc:
+        return Built(program, out, cmd, -1, f"compiler not found: {exc}")
+    except subprocess.TimeoutExpired as exc:
+        return Built(program, out, cmd, -1, f"build timed out after {exc.timeout} s")
+
+
+@dataclass
+class Builder:
+    root: Path
+    workers: int = field(default_factory=lambda: max(1, os.cpu_count() or 1))
+
+    def __post_init__(self):
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="build")
+        self._futures: dict[Program, Future] = {}
+
+    def available(self, program: Program) -> bool:
+        return (env.hipcc() if program.compiler == "hipcc" else env.nvcc()) is not None
+
+    def _build(self, program: Program) -> Built:
+        return compile_program(program, self.root / program.name)
+
+    def submit(self, program: Program) -> Future:
+        if program not in self._futures:
+            self._futures[program] = self._pool.submit(self._build, program)
+        return self._futures[program]
+
+    def get(self, program: Program) -> Built:
+        """The finished build; fails the calling test if it did not compile."""
+        if program.compiler == "hipcc":
+            env.require_hipcc()
+        else:
+            env.require_nvcc()
+        built = self.submit(program).result()
+        if not built.ok:
+            import pytest
+
+            pytest.fail(
+                f"build of {program.name} failed (exit {built.returncode})\n"
+                f"reproduce with:\n  {built.reproduce}\n\ncompiler output:\n{built.output}",
+                pytrace=False,
+            )
+        return built
+
+    def shutdown(self):
+        self._pool.shutdown(wait=False, cancel_futures=True)

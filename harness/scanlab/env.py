@@ -1,0 +1,142 @@
+"""What this machine has: toolchains, GPUs, profilers, and the strict switch.
+
+A test that needs something missing calls `unavailable(what, reason)`. By
+default that skips the test with the reason. When `what` is named in the
+environment variable SCANLAB_REQUIRE (a comma list; CI sets
+`SCANLAB_REQUIRE=nvcc,hipcc`, a GPU runner adds `gpu,sanitizer,triton`), the
+same call fails the test instead, so nothing passes because a tool was quietly
+absent.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+KNOWN_REQUIREMENTS = ("nvcc", "hipcc", "gpu", "sanitizer", "triton", "ncu")
+
+
+def required() -> set[str]:
+    names = {x.strip() for x in os.environ.get("SCANLAB_REQUIRE", "").split(",") if x.strip()}
+    unknown = names - set(KNOWN_REQUIREMENTS) - {"all"}
+    if unknown:
+        import pytest
+
+        raise pytest.UsageError(
+            f"SCANLAB_REQUIRE names {sorted(unknown)}; known: {', '.join(KNOWN_REQUIREMENTS)}, all"
+        )
+    return set(KNOWN_REQUIREMENTS) if "all" in names else names
+
+
+def unavailable(what: str, reason: str):
+    """Skip (default) or fail (when SCANLAB_REQUIRE names `what`)."""
+    import pytest
+
+    assert what in KNOWN_REQUIREMENTS, what
+    if what in required():
+        pytest.fail(f"{reason} (SCANLAB_REQUIRE names '{what}', so this is an error, not a skip)", pytrace=False)
+    pytest.skip(reason)
+
+
+@functools.lru_cache(maxsize=None)
+def nvcc() -> str | None:
+    found = shutil.which(os.environ.get("NVCC", "nvcc"))
+    if found:
+        return found
+    candidate = Path("/usr/local/cuda/bin/nvcc")
+    return str(candidate) if candidate.exists() else None
+
+
+@functools.lru_cache(maxsize=None)
+def hipcc() -> str | None:
+    return shutil.which(os.environ.get("HIPCC", "hipcc"))
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_tool(name: str) -> str | None:
+    found = shutil.which(name)
+    if found:
+        return found
+    places = [Path("/usr/local/cuda/bin")]
+    if nvcc():
+        places.insert(0, Path(nvcc()).resolve().parent)
+    for place in places:
+        if (place / name).exists():
+            return str(place / name)
+    return None
+
+
+def compute_sanitizer() -> str | None:
+    return _cuda_tool("compute-sanitizer")
+
+
+def ncu() -> str | None:
+    return _cuda_tool("ncu")
+
+
+@dataclass(frozen=True)
+class NvidiaGpu:
+    name: str
+    major: int
+    minor: int
+
+    @property
+    def sm(self) -> str:
+        return f"sm_{self.major}{self.minor}"
+
+
+@functools.lru_cache(maxsize=None)
+def nvidia_gpu() -> tuple[NvidiaGpu | None, str]:
+    """The first NVIDIA GPU nvidia-smi lists, or None and why there is none."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return None, "CUDA_VISIBLE_DEVICES hides every GPU"
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None, "no NVIDIA GPU: nvidia-smi is not installed"
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=name,compute_cap", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=60,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"no NVIDIA GPU: nvidia-smi failed ({exc})"
+    lines = [line for line in out.stdout.splitlines() if line.strip()]
+    if out.returncode != 0 or not lines:
+        why = (out.stderr or out.stdout).strip().splitlines()
+        return None, "no NVIDIA GPU: nvidia-smi lists none" + (f" ({why[0]})" if why else "")
+    name, cap = (part.strip() for part in lines[0].rsplit(",", 1))
+    major, minor = cap.split(".")
+    return NvidiaGpu(name, int(major), int(minor)), ""
+
+
+def require_nvidia_gpu() -> NvidiaGpu:
+    gpu, why = nvidia_gpu()
+    if gpu is None:
+        unavailable("gpu", why)
+    return gpu
+
+
+def require_nvcc() -> str:
+    path = nvcc()
+    if path is None:
+        unavailable("nvcc", "nvcc not found on PATH or in /usr/local/cuda/bin")
+    return path
+
+
+def require_hipcc() -> str:
+    path = hipcc()
+    if path is None:
+        unavailable("hipcc", "hipcc not found on PATH (Debian: apt-get install hipcc)")
+    return path
+
+
+def require_sanitizer() -> str:
+    path = compute_sanitizer()
+    if path is None:
+        unavailable("sanitizer", "compute-sanitizer not found next to nvcc or on PATH")
+    return path
