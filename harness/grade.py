@@ -32,6 +32,9 @@ from scanlab.grading import NoGpu, Report  # noqa: E402
 # name -> (module with grade(exercise, submission, workdir, seed) -> Report, description)
 GRADERS = {
     "day31": ("scanlab.grade_day31", "Day 31: shift-then-scan exclusive scan and block totals (CUDA, needs a GPU)"),
+    "drill01": ("scanlab.grade_drills", "A05 drill 01: exclusive <-> inclusive and the dropped total (C++, CPU)"),
+    "drill02": ("scanlab.grade_drills", "A05 drill 02: segmented scan through a tree (C++, CPU)"),
+    "drill03": ("scanlab.grade_drills", "A05 drill 03: work, depth and utilisation of the two scans (Markdown)"),
 }
 
 

@@ -72,9 +72,8 @@ class Report:
             first, *rest = note.splitlines() or [""]
             lines.append(f"  note: {first}")
             lines += [f"        {line}" for line in rest]
-        width = max((len(c.name) for c in self.checks), default=0)
         for c in self.checks:
-            lines.append(f"  {'PASS' if c.passed else 'FAIL'}  {c.name:<{width}}")
+            lines.append(f"  {'PASS' if c.passed else 'FAIL'}  {c.name}")
             lines += [f"        {line}" for line in c.feedback.splitlines()]
         verdict = "every check passed" if self.passed else f"{len(self.failed())} of {len(self.checks)} checks failed"
         lines.append(f"score {self.score:g}/{self.max_score:g}: {verdict}")

@@ -1,0 +1,25 @@
+// Planted wrong answer for A05 drill 01 (harness/test_drills.py grades it and checks the
+// diagnosis). Writes through an empty std::vector (the temporary was never sized): a
+// crash. Expected: inclusive_to_exclusive fails with 'crashed: killed by SIGSEGV'; the
+// grader itself does not crash. Only the graded functions: the grader never uses a
+// submission's main.
+
+#include <cstddef>
+#include <vector>
+
+constexpr long long kIdentity = 0;
+
+void exclusive_to_inclusive(const long long* in, const long long* excl, long long* incl, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) incl[i] = excl[i] + in[i];
+}
+
+void inclusive_to_exclusive(const long long* incl, long long* excl, std::size_t n) {
+    std::vector<long long> shifted;  // never resized
+    volatile long long* out = shifted.data();
+    for (std::size_t i = 0; i < n; ++i) out[i] = i == 0 ? kIdentity : incl[i - 1];
+    for (std::size_t i = 0; i < n; ++i) excl[i] = out[i];
+}
+
+long long total_from_exclusive(const long long* in, const long long* excl, std::size_t n) {
+    return n == 0 ? kIdentity : excl[n - 1] + in[n - 1];
+}

@@ -1,0 +1,23 @@
+// Planted wrong answer for A05 drill 01 (harness/test_drills.py grades it and checks the
+// diagnosis). The total is taken from excl[n - 1] alone, without in[n - 1]. Expected:
+// total_from_exclusive fails with 'returned excl[n - 1]'. Only the graded functions: the
+// grader never uses a submission's main.
+
+#include <cstddef>
+#include <vector>
+
+constexpr long long kIdentity = 0;
+
+void exclusive_to_inclusive(const long long* in, const long long* excl, long long* incl, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) incl[i] = excl[i] + in[i];
+}
+
+void inclusive_to_exclusive(const long long* incl, long long* excl, std::size_t n) {
+    if (n == 0) return;
+    excl[0] = kIdentity;
+    for (std::size_t i = 1; i < n; ++i) excl[i] = incl[i - 1];
+}
+
+long long total_from_exclusive(const long long* in, const long long* excl, std::size_t n) {
+    return n == 0 ? kIdentity : excl[n - 1];
+}

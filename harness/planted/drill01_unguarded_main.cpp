@@ -1,0 +1,23 @@
+// Planted wrong answer for A05 drill 01: right functions, but main() is not inside
+// #ifndef SCANLAB_GRADER, so it collides with the grader's own main. Expected: 'builds'
+// fails with the hint about #ifndef SCANLAB_GRADER.
+
+#include <cstddef>
+#include <cstdio>
+
+void exclusive_to_inclusive(const long long* in, const long long* excl, long long* incl, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) incl[i] = excl[i] + in[i];
+}
+
+void inclusive_to_exclusive(const long long* incl, long long* excl, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) excl[i] = i == 0 ? 0 : incl[i - 1];
+}
+
+long long total_from_exclusive(const long long* in, const long long* excl, std::size_t n) {
+    return n == 0 ? 0 : excl[n - 1] + in[n - 1];
+}
+
+int main() {
+    std::printf("PASS\n");
+    return 0;
+}

@@ -1,0 +1,545 @@
+"""The A05 drills: graders, starters, solutions, planted mistakes, sample output.
+
+Everything here runs on the CPU with plain g++, CI included. The graders
+(scanlab/grade_drills.py) are exercised end to end: every reference answer
+passes every check, every untouched starter fails the way exercises/README.md
+says, and every planted mistake in harness/planted/ fails the right check with
+the right diagnosis. Gradings are started together in a thread pool when the
+module's first test asks for one, so the compiles overlap.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from scanlab import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
+from scanlab import grade_drills as gd
+from scanlab.grading import Report
+from scanlab.paths import REPO
+from scanlab.run import parse_table, run
+
+EXERCISES = REPO / "exercises"
+SOLUTIONS = REPO / "solutions"
+PLANTED = REPO / "harness" / "planted"
+GRADE = REPO / "harness" / "grade.py"
+README = EXERCISES / "README.md"
+
+FILES = {
+    "drill01": "01_exclusive_to_inclusive.cpp",
+    "drill02": "02_segmented_scan.cpp",
+    "drill03": "03_scan_analysis.md",
+}
+SOLUTION_SEEDS = (1, 987_654)  # two draws of the hidden sizes and values
+HANG_TIMEOUT_S = 2.0  # per driver run, for the planted endless loop only
+
+# Tests that compile with g++ (submissions into drivers, or the drill programs) are
+# marked slow: a few seconds each at most, and CI runs them (no GPU needed).
+slow = pytest.mark.slow
+
+
+# ---- gradings, started together ----------------------------------------------------
+
+def _jobs() -> dict[str, tuple[str, Path, int, float | None]]:
+    jobs = {}
+    for drill, name in FILES.items():
+        for seed in SOLUTION_SEEDS[:1] if drill == "drill03" else SOLUTION_SEEDS:  # drill03 draws nothing
+            jobs[f"solution-{drill}-seed{seed}"] = (drill, SOLUTIONS / name, seed, None)
+        jobs[f"starter-{drill}"] = (drill, EXERCISES / name, 7, None)
+    for path in sorted(PLANTED.glob("drill0*.cpp")):
+        timeout = HANG_TIMEOUT_S if "hang" in path.stem else None
+        jobs[path.stem] = (path.stem[:7], path, 11, timeout)
+    return jobs
+
+
+class Gradings:
+    def __init__(self, root: Path):
+        self.root = root
+        self.pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="grade")
+        self.futures: dict[str, Future] = {}
+        self.elapsed: dict[str, float] = {}
+        for key, job in _jobs().items():
+            self.futures[key] = self.pool.submit(self._grade, key, *job)
+
+    def _grade(self, key: str, drill: str, path: Path, seed: int, timeout: float | None) -> Report:
+        start = time.monotonic()
+        report = gd.grade(drill, path, self.root / key, seed, timeout=timeout)
+        self.elapsed[key] = time.monotonic() - start
+        return report
+
+    def __getitem__(self, key: str) -> Report:
+        return self.futures[key].result()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    gradings = Gradings(tmp_path_factory.mktemp("drill-gradings"))
+    yield gradings
+    gradings.pool.shutdown(wait=True)
+
+
+def failed_names(report: Report) -> set[str]:
+    return {c.name for c in report.failed()}
+
+
+# ---- the reference answers -------------------------------------------------------------
+
+@slow
+@pytest.mark.parametrize("drill, seed", [(d, s) for d in sorted(FILES) for s in SOLUTION_SEEDS
+                                         if d != "drill03" or s == SOLUTION_SEEDS[0]],
+                         ids=lambda v: f"seed{v}" if isinstance(v, int) else v)
+def test_solution_passes_every_check(graded, drill, seed):
+    report = graded[f"solution-{drill}-seed{seed}"]
+    assert report.passed, report.text()
+    expected = {"drill01": 4, "drill02": 10, "drill03": len(gd.SLOTS03)}[drill]
+    assert len(report.checks) == expected, [c.name for c in report.checks]
+    assert all(c.feedback == "" for c in report.checks), report.text()  # not even a warning
+
+
+@slow
+def test_solution_notes_record_the_seed_and_the_prose(graded):
+    assert any("--seed 1" in note for note in graded["solution-drill01-seed1"].notes)
+    notes = graded["solution-drill03-seed1"].notes
+    assert len(notes) == 7 and all("(prose, for the instructor)" in n for n in notes), notes
+    tree = [n for n in graded["solution-drill02-seed1"].notes if "combines at n = 1000" in n]
+    assert tree and "did 8977 combines" in tree[0]  # the reference is Hillis-Steele
+
+
+# ---- the untouched starters ----------------------------------------------------------------
+
+@slow
+def test_starter01_grading_fails_every_function_on_poisoned_outputs(graded):
+    report = graded["starter-drill01"]
+    assert report.check("builds").passed and report.check("builds").feedback == ""  # no warnings either
+    for check, name in (("exclusive_to_inclusive", "incl"), ("inclusive_to_exclusive", "excl")):
+        feedback = report.check(check).feedback
+        # The grader poisons outputs, so the free excl[0] of the sandbox is gone: 256 and 256.
+        assert (f"lesson input: n=256, in[i] = (i % 8) + 1:\n  256 element(s) wrong; first at index 0: "
+                f"{name}[0] is -999999999 (the grader's poison: never written)") in feedback, feedback
+    total = report.check("total_from_exclusive").feedback
+    assert "returned 0, should be 1152" in total and "the starter's stub returns 0" in total, total
+
+
+@slow
+def test_starter02_grading_fails_instructively(graded):
+    report = graded["starter-drill02"]
+    assert report.check("builds").feedback == ""  # no warnings
+    assert failed_names(report) == set(gd.DRILL02_CHECKS) - {gd.CHECK_ASSOCIATIVE}, report.text()
+    assert report.check(gd.CHECK_ASSOCIATIVE).passed  # "return b" is associative, just useless
+    assert "b has no head, so it continues a's run" in report.check(gd.CHECK_OPERATOR).feedback
+    assert "never written" in report.check(gd.CHECK_TILE).feedback
+    assert "is the scan running at all?" in report.check(gd.CHECK_TREE_ORDER).feedback
+    assert "not measured" in report.check(gd.CHECK_TREE_DEPTH).feedback  # a no-op is 0 deep, and not a tree
+
+
+@slow
+def test_starter03_grading_lists_every_slot_as_unanswered(graded):
+    report = graded["starter-drill03"]
+    assert [c.name for c in report.checks] == list(gd.SLOTS03)
+    assert all(not c.passed and c.feedback.startswith("not answered") for c in report.checks)
+    assert len(report.notes) == 7 and all(n.endswith("prose answer not written yet") for n in report.notes)
+
+
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory) -> Path:
+    """Both Makefiles' `all`, into a temporary BUILD: the binaries the README runs."""
+    build = tmp_path_factory.mktemp("drill-build")
+    for folder in (EXERCISES, SOLUTIONS):
+        result = run(["make", "-s", "-j2", "-C", folder, "all", f"BUILD={build}"], timeout=600)
+        assert result.returncode == 0, result.describe()
+    return build
+
+
+MISMATCH_HEADER = ["input", "n", "check", "mismatches", "first bad", "expected", "actual"]
+
+
+@slow
+def test_starter01_sandbox_shows_256_against_255(build_dir):
+    result = run([build_dir / "exercises" / "01_exclusive_to_inclusive"])
+    assert result.returncode == EXIT_FAIL, result.describe()
+    rows = {(r["input"], r["n"], r["check"]): r for r in parse_table(result.stdout, MISMATCH_HEADER)}
+    assert rows[("cycle8", "256", "exclusive -> inclusive")]["mismatches"] == "256"
+    assert rows[("cycle8", "256", "inclusive -> exclusive")]["mismatches"] == "255"
+    assert rows[("cycle8", "256", "inclusive -> exclusive")]["first bad"] == "1"  # excl[0] = 0 by accident
+    assert rows[("cycle8", "256", "total from exclusive")]["expected"] == "1152"
+    assert result.last_line == "FAILED: 11 of 15 checks mismatched the sequential reference"
+
+
+@slow
+def test_starter02_sandbox_fails_but_for_the_empty_case_and_associativity(build_dir):
+    result = run([build_dir / "exercises" / "02_segmented_scan"])
+    assert result.returncode == EXIT_FAIL, result.describe()
+    header = ["case", "n", "carry", "mismatches", "first bad", "expected", "actual"]
+    rows = {r["case"]: r for r in parse_table(result.stdout, header)}
+    passing = {name for name, r in rows.items() if r["mismatches"] == "0"}
+    assert passing == {"empty", "associativity triples"}, rows
+    assert result.last_line == "FAILED: 8 of 10 checks mismatched"
+
+
+@pytest.mark.parametrize("program", ["01_exclusive_to_inclusive", "02_segmented_scan"])
+def test_starter_and_solution_share_the_same_sandbox(program):
+    """The self-check below #ifndef SCANLAB_GRADER must not drift between the two."""
+    def sandbox(path: Path) -> str:
+        text = path.read_text()
+        return text[text.index("\n#ifndef SCANLAB_GRADER\n"):]
+
+    assert sandbox(EXERCISES / f"{program}.cpp") == sandbox(SOLUTIONS / f"{program}.cpp")
+
+
+# ---- planted mistakes: each fails the right check, with the right diagnosis --------------------
+
+PLANTED_CASES = [
+    # (planted file stem, the checks that must fail, (check, phrase) pairs the feedback must contain)
+    ("drill01_offbyone", {"inclusive_to_exclusive"},
+     [("inclusive_to_exclusive", "wrote excl[256] = 1152, one past the end")]),
+    ("drill01_wrong_direction", {"inclusive_to_exclusive"},
+     [("inclusive_to_exclusive", "shifted the wrong way (excl[i] = incl[i + 1])")]),
+    ("drill01_inplace", {"inclusive_to_exclusive"},
+     [("inclusive_to_exclusive", "a shift done front to back inside one buffer reads the slot it has just "
+                                 "overwritten")]),
+    ("drill01_identity", {"inclusive_to_exclusive"},
+     [("inclusive_to_exclusive", "excl[0] is incl[0] = 3, but it must be the identity 0")]),
+    ("drill01_total", {"total_from_exclusive"},
+     [("total_from_exclusive", "returned excl[n - 1]: that is the sum of everything BEFORE the last element")]),
+    ("drill01_total_empty", {"total_from_exclusive"},
+     [("total_from_exclusive", "n - 1 wraps for an unsigned n")]),
+    ("drill01_crash", {"inclusive_to_exclusive"},
+     [("inclusive_to_exclusive", "crashed: killed by SIGSEGV")]),
+    ("drill01_nocompile", {"builds", *gd.DRILL01_CHECKS},
+     [("builds", "error: expected"), ("builds", "$ "), ("exclusive_to_inclusive", "not run")]),
+    ("drill01_unguarded_main", {"builds", *gd.DRILL01_CHECKS},
+     [("builds", "keep your main() between #ifndef SCANLAB_GRADER and #endif")]),
+    ("drill02_flag0", {gd.CHECK_TILE},
+     [(gd.CHECK_TILE, "leaked into the segment that starts at index 0"),
+      (gd.CHECK_TILE, "The flag at index 0 was ignored")]),
+    ("drill02_nonassoc", {gd.CHECK_OPERATOR, gd.CHECK_IDENTITY, gd.CHECK_ASSOCIATIVE, *gd.SCHEDULES, gd.CHECK_TILE},
+     [(gd.CHECK_ASSOCIATIVE, "seg_combine is not associative"),
+      (gd.CHECK_ASSOCIATIVE, "seg_combine(seg_combine(a, b), c) = "),
+      (gd.CHECK_OPERATOR, "a.flag | b.flag")]),
+    ("drill02_sequential", {gd.CHECK_TREE_DEPTH},
+     [(gd.CHECK_TREE_DEPTH, "n=255 (a 256-tile minus one):\n  the longest chain of combines is 254 deep (at "
+                            "x[254]); a tree needs at most 2*ceil(log2 n) + 2 = 18"),
+      (gd.CHECK_TREE_DEPTH, "That is a left-to-right loop")]),
+    ("drill02_swapped", {gd.CHECK_TREE_ORDER, gd.CHECK_TREE_DEPTH, gd.CHECK_TILE},
+     [(gd.CHECK_TREE_ORDER, "the operands are swapped")]),
+    ("drill02_inplace_race", {gd.CHECK_TREE_ORDER, gd.CHECK_TREE_DEPTH, gd.CHECK_TILE},
+     [(gd.CHECK_TREE_ORDER, "the ranges overlap, so some inputs are counted twice")]),
+    ("drill02_hang", {gd.CHECK_TREE_ORDER, gd.CHECK_TREE_DEPTH, gd.CHECK_TILE},
+     [(gd.CHECK_TREE_ORDER, f"did not finish within {HANG_TIMEOUT_S:g} s"),
+      (gd.CHECK_TREE_ORDER, "the remaining sizes were not run"),
+      (gd.CHECK_TILE, f"did not finish within {HANG_TIMEOUT_S:g} s")]),
+]
+
+
+def test_every_planted_file_is_tested():
+    assert {p.stem for p in PLANTED.glob("drill0*.cpp")} == {stem for stem, _, _ in PLANTED_CASES}
+
+
+@slow
+@pytest.mark.parametrize("stem, failing, phrases", PLANTED_CASES, ids=[c[0] for c in PLANTED_CASES])
+def test_planted_mistake_fails_with_the_diagnosis(graded, stem, failing, phrases):
+    report = graded[stem]
+    assert failed_names(report) == failing, report.text()
+    for check, phrase in phrases:
+        assert phrase in report.check(check).feedback, f"{check!r} lacks {phrase!r}:\n{report.text()}"
+    for check in failing - {"builds"}:
+        feedback = report.check(check).feedback
+        if "not run" not in feedback and "not measured" not in feedback:
+            assert "reproduce: python3 harness/grade.py" in feedback and "--seed 11" in feedback, feedback
+
+
+@slow
+def test_a_hang_is_a_failing_check_not_a_stuck_grader(graded):
+    report = graded["drill02_hang"]
+    assert report.check(gd.CHECK_OPERATOR).passed  # the parts that do finish are still graded
+    # One timeout per function that hangs, then its remaining cases are skipped.
+    assert graded.elapsed["drill02_hang"] < 2 * HANG_TIMEOUT_S + 20
+
+
+@slow
+def test_a_compile_error_shows_the_command_and_the_compiler(graded):
+    feedback = graded["drill01_nocompile"].check("builds").feedback
+    command = next(line for line in feedback.splitlines() if line.startswith("$ "))
+    assert "-std=c++17" in command and "-DSCANLAB_GRADER" not in command  # the driver defines it
+    assert "drill01_driver.cpp" in command and "scanlab_submission.cpp" in feedback
+
+
+# ---- drill 03's answers: parsing, tolerance, hints -------------------------------------------------
+
+def test_drill03_slots_are_the_same_in_the_starter_and_the_reference():
+    for path in (EXERCISES / FILES["drill03"], SOLUTIONS / FILES["drill03"]):
+        names = [m.group(1) for m in re.finditer(r"^    ([a-z][a-z0-9_]*) = ", path.read_text(), re.M)]
+        assert names == list(gd.SLOTS03), path
+    headings = [re.findall(r"^## .*$", p.read_text(), re.M) for p in (EXERCISES / FILES["drill03"],
+                                                                       SOLUTIONS / FILES["drill03"])]
+    assert headings[0] == headings[1]
+
+
+@pytest.mark.parametrize("raw, value", [
+    ("9217", 9217), ("9,217", 9217), ("4.5x", 4.5), ("19.98 %", 19.98), ("`14`", 14),
+    ("10  # one per level", 10), ("____", None), ("", None), (" ___ ", None),
+])
+def test_drill03_number_parsing(raw, value):
+    assert gd.parse_number(raw) == value
+
+
+def test_drill03_number_parsing_rejects_words():
+    with pytest.raises(ValueError):
+        gd.parse_number("about ten")
+
+
+@slow
+def test_drill03_wrong_answers_fail_with_counts_and_hints(tmp_path):
+    text = (SOLUTIONS / FILES["drill03"]).read_text()
+
+    def swap(old: str, new: str):
+        nonlocal text
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+
+    swap("bl_levels_under_25pct_1024 = 14", "bl_levels_under_25pct_1024 = 16")  # counted with 1024 threads
+    swap("hs_adds_1024 = 9217", "hs_adds_1024 = 10240")  # n log2 n
+    swap("extra_work_factor_1024 = 4.50", "extra_work_factor_1024 = 4.5x")  # within 0.01: right
+    swap("hs_avg_utilisation_pct_1024 = 90.01", "hs_avg_utilisation_pct_1024 = 90.03")  # off by 0.02
+    swap("bl_adds_1024 = 2046", "bl_adds_1024 = 2,046")  # right
+    swap("bl_threads_1024 = 512", "bl_threads_1024 = lots")
+    swap("    warp_scan_steps_64 = 6\n", "")
+    swap("bl_adds_1000 = 2046", "bl_adds_1000 = ____")
+    path = tmp_path / "answers.md"
+    path.write_text(text)
+    report = gd.grade("drill03", path, tmp_path / "work", seed=0)
+    assert failed_names(report) == {"bl_levels_under_25pct_1024", "hs_adds_1024", "hs_avg_utilisation_pct_1024",
+                                    "bl_threads_1024", "warp_scan_steps_64", "bl_adds_1000"}, report.text()
+    assert "you wrote 16; counted by solutions/03_scan_analysis.cpp: 14" in \
+        report.check("bl_levels_under_25pct_1024").feedback
+    assert "Blelloch runs n/2 = 512 threads" in report.check("bl_levels_under_25pct_1024").feedback
+    assert "threads tid < d have nothing to their left" in report.check("hs_adds_1024").feedback
+    assert "accepted within 0.01" in report.check("hs_avg_utilisation_pct_1024").feedback
+    assert report.check("bl_threads_1024").feedback.startswith("not a number: 'lots'")
+    assert report.check("warp_scan_steps_64").feedback.startswith("missing")
+    assert report.check("bl_adds_1000").feedback.startswith("not answered")
+
+
+# ---- the counting program against closed forms ----------------------------------------------
+
+@pytest.fixture(scope="module")
+def counting_program(build_dir) -> Path:
+    return build_dir / "solutions" / "03_scan_analysis"
+
+
+def closed_forms(n: int) -> dict[str, str]:
+    """What the model in exercises/03_scan_analysis.md gives, by formula."""
+    levels = math.ceil(math.log2(n)) if n > 1 else 0  # Hillis-Steele: ceil(log2 n) levels on n threads
+    hs_adds = n * levels - (2 ** levels - 1)  # level k: n - 2^k adds
+    p = 2 ** levels  # Blelloch pads to the next power of two
+    bl_threads = max(1, p // 2)
+    bl_levels = 2 * levels
+    bl_adds = 2 * (p - 1)
+    hs_under = sum(1 for k in range(levels) if 4 * (n - 2 ** k) < n)
+    bl_under = 2 * max(0, levels - 3)  # per sweep, level k uses 2^-k of the threads
+
+    def pct(part, whole):
+        return "-" if whole == 0 else f"{100 * part / whole:.2f}"
+
+    def ratio(a, b):
+        return "-" if b == 0 else f"{a / b:.2f}"
+
+    return {
+        f"serial_adds_{n}": str(n - 1),
+        f"hs_threads_{n}": str(n), f"hs_levels_{n}": str(levels), f"hs_adds_{n}": str(hs_adds),
+        f"hs_barriers_{n}": str(levels), f"hs_avg_utilisation_pct_{n}": pct(hs_adds, levels * n),
+        f"hs_levels_under_25pct_{n}": str(hs_under),
+        f"bl_padded_n_{n}": str(p), f"bl_threads_{n}": str(bl_threads), f"bl_levels_{n}": str(bl_levels),
+        f"bl_adds_{n}": str(bl_adds), f"bl_barriers_{n}": str(bl_levels),
+        f"bl_avg_utilisation_pct_{n}": pct(bl_adds, bl_levels * bl_threads),
+        f"bl_levels_under_25pct_{n}": str(bl_under),
+        f"extra_work_factor_{n}": ratio(hs_adds, bl_adds),
+        f"hs_adds_per_byte_{n}": ratio(hs_adds, 8 * n), f"bl_adds_per_byte_{n}": ratio(bl_adds, 8 * n),
+    }
+
+
+# 1: no levels at all; 2, 3: the smallest trees; 7, 100, 1000, 1025: not powers of two
+# (1025 pads to 2048 and gives Hillis-Steele one level under 25 %); 8, 1024, 4096: powers of two.
+COUNT_SIZES = [1, 2, 3, 7, 8, 100, 1000, 1024, 1025, 4096]
+
+
+@slow
+def test_counting_program_matches_the_closed_forms(counting_program):
+    result = run([counting_program, "--n", ",".join(map(str, COUNT_SIZES)), "--slots"])
+    assert result.returncode == EXIT_PASS, result.describe()
+    slots = gd.parse_slots(result.stdout)
+    for n in COUNT_SIZES:
+        for name, value in closed_forms(n).items():
+            assert slots[name] == value, f"{name}: counted {slots[name]}, closed form {value}"
+    # The page's figures, at n = 1024.
+    assert slots["hs_adds_1024"] == "9217" and slots["bl_adds_1024"] == "2046"
+    assert slots["bl_levels_under_25pct_1024"] == "14" and slots["bl_levels_1024"] == "20"
+    assert slots["extra_work_factor_1024"] == "4.50"
+    assert slots["hs_levels_under_25pct_1025"] == "1"
+
+
+@slow
+def test_counting_program_shuffle_scan_matches_its_closed_form(counting_program):
+    slots = gd.parse_slots(run([counting_program, "--slots"]).stdout)
+    warp, block = 32, 1024
+    warps = block // warp
+    per_warp = warp * 5 - (warp - 1)  # Hillis-Steele over 32 lanes
+    totals = warps * 5 - (warps - 1)  # warp 0 scans the 32 warp totals
+    add_back = (warps - 1) * warp
+    assert slots["shfl_block_adds_1024"] == str(warps * per_warp + totals + add_back) == "5249"
+    assert slots["warp_scan_steps_32"] == "5" and slots["warp_scan_steps_64"] == "6"
+    assert slots["shfl_block_barriers_1024"] == "2"
+
+
+@slow
+@pytest.mark.parametrize("args", [["--n", "0"], ["--n", "abc"], ["--n", "5,"], ["--n"], ["--bogus"],
+                                  ["--n", "16777217"]], ids=lambda a: " ".join(a) or "none")
+def test_counting_program_rejects_bad_flags(counting_program, args):
+    result = run([counting_program, *args])
+    assert result.returncode == EXIT_USAGE, result.describe()
+    assert "usage:" in result.stderr
+
+
+@slow
+def test_counting_program_help(counting_program):
+    result = run([counting_program, "--help"])
+    assert result.returncode == EXIT_PASS and "--slots" in result.stdout and "exit status" in result.stdout
+
+
+# ---- the README's sample output ----------------------------------------------------------------
+
+SAMPLE = re.compile(r"^`\$ (?P<command>[^`]+)` \(exit status (?P<status>\d+)\)\n\n```text\n(?P<output>.*?)^```$",
+                    re.M | re.S)
+
+
+def readme_samples() -> list[re.Match]:
+    text = README.read_text()
+    section = text[text.index("\n## Sample sandbox output\n"):]
+    return list(SAMPLE.finditer(section))
+
+
+def test_readme_has_a_sample_for_every_program_pass_and_fail():
+    commands = [m["command"] for m in readme_samples()]
+    for program in ("01_exclusive_to_inclusive", "02_segmented_scan"):
+        assert f"../build/solutions/{program}" in commands and f"../build/exercises/{program}" in commands
+    assert "../build/solutions/03_scan_analysis" in commands
+    assert "python3 ../harness/grade.py drill03 03_scan_analysis.md" in commands
+    statuses = {m["command"]: m["status"] for m in readme_samples()}
+    assert {c for c, s in statuses.items() if s == "0"} == {c for c in commands if "/solutions/" in c}
+
+
+def test_readme_sections():
+    text = README.read_text()
+    assert "## Day 31: shift-then-scan\n" in text
+    assert text.index("## Day 31: shift-then-scan") < text.index("## Running and grading")
+    assert "### Why 256 and 255" in text
+
+
+@slow
+@pytest.mark.parametrize("sample", range(6), ids=lambda i: f"sample{i}")
+def test_readme_sample_output_is_what_the_program_prints(build_dir, sample):
+    samples = readme_samples()
+    assert len(samples) == 6
+    m = samples[sample]
+    command = shlex.split(m["command"])
+    if command[0] == "python3":
+        command[0] = sys.executable
+    command = [str(build_dir) + c[len("../build"):] if c.startswith("../build/") else c for c in command]
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=EXERCISES, timeout=300)
+    assert proc.stderr == ""
+    assert proc.returncode == int(m["status"])
+    assert proc.stdout == m["output"], (
+        f"exercises/README.md is stale for `{m['command']}`: paste the program's current output.\n"
+        f"--- README ---\n{m['output']}--- now ---\n{proc.stdout}")
+
+
+# ---- the Makefiles ---------------------------------------------------------------------------------
+
+@slow
+def test_exercises_make_run_reports_each_starter_and_exits_0(build_dir):
+    result = run(["make", "-C", EXERCISES, "run", f"BUILD={build_dir}", f"PYTHON={sys.executable}",
+                  "NVIDIA_SMI=false"], timeout=600)
+    assert result.returncode == 0, result.describe()
+    for line in ("==== 01_exclusive_to_inclusive: exit status 1", "==== 02_segmented_scan: exit status 1",
+                 "==== 03_scan_analysis.md: exit status 1",
+                 "skipped day31: no NVIDIA GPU (nvidia-smi -L failed or nvidia-smi is not installed)"):
+        assert line in result.stdout.splitlines(), result.describe()
+
+
+@slow
+def test_solutions_make_run_passes(build_dir):
+    result = run(["make", "-C", SOLUTIONS, "run", f"BUILD={build_dir}", f"PYTHON={sys.executable}",
+                  "NVIDIA_SMI=false"], timeout=600)
+    assert result.returncode == 0, result.describe()
+    assert "make run: every solution passed" in result.stdout.splitlines(), result.describe()
+
+
+@slow
+def test_solutions_make_run_fails_when_a_solution_fails(tmp_path):
+    # A copy of the repository's solutions/ next to a link to harness/, with one answer broken.
+    (tmp_path / "harness").symlink_to(REPO / "harness")
+    shutil.copytree(SOLUTIONS, tmp_path / "solutions")
+    broken = tmp_path / "solutions" / FILES["drill02"]
+    text = broken.read_text()
+    assert text.count("    if (b.flag) return b;\n") == 1
+    broken.write_text(text.replace("    if (b.flag) return b;\n", ""))
+    result = run(["make", "-C", tmp_path / "solutions", "run", f"BUILD={tmp_path / 'build'}",
+                  f"PYTHON={sys.executable}", "NVIDIA_SMI=false"], timeout=600)
+    assert result.returncode != 0, result.describe()
+    assert "make run: FAILED: 02_segmented_scan" in result.stdout, result.describe()
+    assert "PASS: every simulated scan matched" in result.stdout  # the others still ran
+    assert (tmp_path / "build" / "solutions" / "03_scan_analysis").exists()
+    # Nothing was built next to the sources.
+    assert sorted(p.name for p in (tmp_path / "solutions").iterdir()) == sorted(p.name for p in SOLUTIONS.iterdir())
+
+
+# ---- Gradescope JSON and the command line ----------------------------------------------------------
+
+@slow
+def test_gradescope_json_shape(graded, tmp_path):
+    report = graded["drill01_identity"]
+    path = tmp_path / "results.json"
+    report.write_json(path)
+    data = json.loads(path.read_text())
+    assert data["score"] == 3 and "drill01" in data["output"]
+    assert [t["name"] for t in data["tests"]] == ["builds", *gd.DRILL01_CHECKS]
+    for test in data["tests"]:
+        assert set(test) >= {"name", "score", "max_score", "status", "output"}
+        assert test["status"] in ("passed", "failed") and test["max_score"] == 1
+        assert test["score"] == (1 if test["status"] == "passed" else 0)
+    failed = [t for t in data["tests"] if t["status"] == "failed"]
+    assert len(failed) == 1 and "must be the identity 0" in failed[0]["output"]
+
+
+@slow
+def test_grade_cli_exit_statuses_and_json(tmp_path):
+    listed = run([sys.executable, GRADE, "--list"])
+    assert listed.returncode == EXIT_PASS and all(d in listed.stdout for d in FILES), listed.describe()
+    out = tmp_path / "results.json"
+    passed = run([sys.executable, GRADE, "drill01", SOLUTIONS / FILES["drill01"], "--seed", "4", "--json", out])
+    assert passed.returncode == EXIT_PASS, passed.describe()
+    assert json.loads(out.read_text())["score"] == 4
+    failed = run([sys.executable, GRADE, "drill01", PLANTED / "drill01_total.cpp", "--seed", "4"])
+    assert failed.returncode == EXIT_FAIL, failed.describe()
+    assert "FAIL  total_from_exclusive" in failed.stdout and "--seed 4" in failed.stdout
+    assert run([sys.executable, GRADE, "drill02", tmp_path / "missing.cpp"]).returncode == EXIT_USAGE
+
+
+@slow
+def test_grader_copes_with_odd_submission_paths(tmp_path):
+    odd = tmp_path / "my work (v2)" / "answer's $file.cpp"
+    odd.parent.mkdir()
+    shutil.copyfile(SOLUTIONS / FILES["drill01"], odd)
+    report = gd.grade("drill01", odd, tmp_path / "work dir", seed=3)
+    assert report.passed, report.text()
