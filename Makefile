@@ -24,8 +24,9 @@ SANITIZER ?= compute-sanitizer
 
 export BUILD NVCC HIPCC SM_ARCH GPU_ARCH
 
-# sm_75 sm_90 -> native code for each, plus PTX of the newest so later GPUs can JIT it.
-newest_sm := $(lastword $(sort $(SM_ARCH)))
+# sm_75 sm_90 -> native code for each, plus PTX of the newest (numerically: sm_100 > sm_90)
+# so later GPUs can JIT it.
+newest_sm := sm_$(lastword $(shell printf '%s\n' $(SM_ARCH:sm_%=%) | sort -n))
 GENCODE := $(foreach a,$(SM_ARCH),-gencode arch=compute_$(a:sm_%=%),code=$(a)) \
            -gencode arch=compute_$(newest_sm:sm_%=%),code=compute_$(newest_sm:sm_%=%)
 NVCCFLAGS ?= -std=c++17 -O3 -lineinfo -Xcompiler -Wall,-Wextra
