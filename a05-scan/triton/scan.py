@@ -671,10 +671,10 @@ def run_checks(device, seed: int, quick: bool, scan_configs, row_configs) -> lis
     _table(["shape", "block", "warps", "blocks/row", "f32 incl", "f32 excl", "i32 incl", "i32 excl", "why"], rows)
 
     # Random floats: a tolerance, with its reason.
-    print("random float32 data, uniform in [-1, 1): compared with a tolerance, not exactly. Float addition is not\n"
-          "associative (A05 section 6), so a different order of additions rounds differently. Gate: |out - exact|\n"
-          "<= 2^-16 x S, where S = running sum of |x| and exact = the float64 cumsum (2^-16 allows 256 float32\n"
-          "roundings of 2^-24 each). torch.cumsum's own error is shown for comparison, not gated.")
+    print("random float32 data, uniform in [-1, 1), compared with a tolerance, not exactly:\n"
+          "float addition is not associative (A05 section 6), so another order of additions rounds differently.\n"
+          "Gate: |out - exact| <= 2^-16 x S, where S = running sum of |x| and exact = the float64 cumsum\n"
+          "(2^-16 allows 256 float32 roundings of 2^-24 each). torch.cumsum's own error is shown, not gated.")
     n_float = 2**16 + 3 if quick else 2**20 + 3
     rows_float = (8, 5000) if quick else (64, 5000)
     rows = []
@@ -780,6 +780,9 @@ def run_benchmark(device, sizes, rows_list, cols, scan_configs, row_configs, qui
                         "elements": x.numel(), "provider": label, "ms": ms, "gbps": gbps(ms)})
         return gbps(ms), gbps(ms_high), gbps(ms_low)
 
+    # perf_report runs each sweep, every size against every line. It would also
+    # draw one untitled figure per Benchmark; plot_name="" turns that off, and
+    # write_results draws both sweeps side by side under a title naming the GPU.
     scan_lines = [("scan_1d", b, w) for b, w in scan_configs] + [("torch.cumsum",), ("copy",)]
     row_lines = [("rowwise_cumsum", b, w) for b, w in row_configs] + [("torch.cumsum",), ("copy",)]
     benchmarks = [

@@ -1,0 +1,1203 @@
+// A05 Lab 1 in HIP: three tile scans, and a scan of the whole array built from them.
+//
+// The HIP port of cuda/scan.cu, line for line: the same parts, flags, tables and exit
+// statuses; only the runtime calls (hip*), the device lines of the header and the
+// notes on AMD hardware differ. Part 1 scans one tile (256 floats by default) three
+// ways and checks each against the CPU. Hillis-Steele with ping-pong buffers and
+// Hillis-Steele in place with register staging produce the INCLUSIVE scan;
+// Blelloch's up-sweep/down-sweep produces the EXCLUSIVE scan. The table shows each
+// kernel against both references.
+// Part 2 runs the same kernels over every tile of a 4M-element array and times them
+// side by side: Hillis-Steele does 3.5x the additions at 256 (4.5x at 1024), yet
+// both read and write every element once, and that traffic is what takes the time.
+// Part 3 scans the whole array in three phases: phase 1 scans each tile and writes
+// its total to tile_sums, phase 2 scans tile_sums (the same problem one size down,
+// so it recurses), phase 3 adds each tile's offset back. It is timed against a
+// device-to-device copy of the same array measured in the same run.
+//
+// Wavefront width: every kernel here is a shared-memory (LDS) algorithm with a
+// barrier between dependent steps, so none relies on lanes running in lockstep and
+// none depends on the wavefront width (64 on CDNA, 32 on RDNA and NVIDIA). The width
+// changes the speed, never the answer. The header prints warpSize, and nothing else
+// reads it.
+//
+// Build (the Makefile does this: `make hip GPU_ARCH=gfx942` from a05-scan/):
+//   hipcc -std=c++17 -O3 --offload-arch=gfx942 -o scan hip/scan.cpp     MI300 (ROCm 6.0 or newer)
+//   hipcc -std=c++17 -O3 --offload-arch=gfx950 -o scan hip/scan.cpp     MI350 (ROCm 7.0 or newer)
+//   hipcc -std=c++17 -O3 --offload-arch=gfx90a -o scan hip/scan.cpp     MI200 (Debian's hipcc too)
+//   hipcc -std=c++17 -O3 --offload-arch=gfx1100 -o scan hip/scan.cpp    Radeon RX 7900 (RDNA3)
+// Your GPU's target: /opt/rocm/bin/offload-arch, or rocminfo | grep gfx.
+//
+// Run:
+//   ./scan                                 all three parts: 4194304 floats, 256-element tiles
+//   ./scan --pattern random --seed 7       random small integers, reproducible by seed
+//   ./scan --part 2 --tile 1024            Part 2 where Hillis-Steele does 4.5x the adds
+//   ./scan --part 3 --n 268435456          the 3-phase scan at 2^28, one element per thread
+//   ./scan --part 3 --n 268435456 --items 8    ... and with 8 elements per thread
+//   ./scan --check-only --n 65537          correctness only: no timing, no copy ceiling
+//   ./scan --no-padding                    Blelloch without CONFLICT_FREE_OFFSET (for rocprofv3)
+//   ./scan --help                          every flag
+//
+// Observe:
+//   Part 1: the "matches" column says inclusive, inclusive, exclusive. The kernels
+//     do not compute the same thing; converting between the two is your job.
+//   Part 2: set the time ratio against the ratio of additions. Expect them far
+//     apart: the extra additions hide behind the memory traffic.
+//   Part 3: the recursion depth (3 levels for 4M elements at 256: 16384 tiles, then
+//     64, then 1), and the fraction of the copy ceiling. Phase 3 reads and writes the
+//     whole array a second time, so the scan moves about 4n bytes to the copy's 2n
+//     and can reach at most half the copy's speed. Expect one element per thread to
+//     stay well below that bound and --items 4 to 16 to come close. See README.md.
+//
+// Exactness: the input is small non-negative integers, and the generator keeps the
+// sum of the WHOLE array at or below 2^24 (see makeInput), so every partial sum any
+// kernel forms is an integer a float holds exactly, in any order of addition. Every
+// comparison is `!=`; a mismatch is a wrong set of elements, never rounding.
+//
+// Exit status: 0 every gated check passed; 1 a gated check failed or a HIP call
+// failed; 2 bad command line; 3 no usable GPU (no device, driver missing or too
+// old, or no binary for this GPU's architecture).
+
+#include <hip/hip_runtime.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+constexpr int kExitPass = 0;
+constexpr int kExitFail = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitNoGpu = 3;
+
+// Every runtime call goes through this: the failing expression, where, and why.
+#define HIP_CHECK(call)                                                         \
+    do {                                                                        \
+        const hipError_t err_ = (call);                                         \
+        if (err_ != hipSuccess) {                                               \
+            std::fprintf(stderr, "scan: HIP error %s (%s) in %s at %s:%d\n",    \
+                         hipGetErrorName(err_), hipGetErrorString(err_), #call, \
+                         __FILE__, __LINE__);                                   \
+            std::exit(kExitFail);                                               \
+        }                                                                       \
+    } while (0)
+
+// A launch reports a bad configuration at once (hipGetLastError) and a fault in
+// the kernel at the next synchronisation. Timed loops check the first after every
+// launch and the second once the timing is over.
+#define HIP_CHECK_LAUNCH() HIP_CHECK(hipGetLastError())
+
+constexpr size_t kDefaultN = size_t(1) << 22;  // 4194304: the page's "4 M"
+constexpr size_t kMaxN = size_t(1) << 30;
+constexpr unsigned int kDefaultTile = 256;
+constexpr unsigned int kMinTile = 32;  // half a CDNA wavefront: allowed, correct, wasteful
+constexpr unsigned int kMaxTile = 1024;
+constexpr int kDefaultReps = 20;
+constexpr int kMaxReps = 1000;
+constexpr int kWarmups = 2;
+constexpr uint64_t kExactLimit = uint64_t(1) << 24;  // floats hold every integer up to here
+
+// ---- input -------------------------------------------------------------------
+//
+// splitmix64 rather than <random>: the same seed gives the same data with every
+// compiler and standard library, so a failing seed reproduces anywhere.
+
+static uint64_t splitmix64(uint64_t& state) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+enum class Pattern { Cycle, Random };
+
+struct Input {
+    std::vector<float> values;
+    std::string description;
+    uint64_t largest_prefix = 0;  // every value is >= 0, so this is the sum of the whole array
+};
+
+// A per-tile scan only ever adds up one tile, but the 3-phase scan's prefixes grow
+// with n, and float addition is exact in every order only while every partial sum
+// is an integer <= 2^24. So the largest value shrinks as n grows, to keep
+// n * (largest value) <= 2^24; past 2^24 elements even all-ones is too much, and the
+// array holds exactly one 1 in every run of k = ceil(n / 2^24) elements. That is a
+// guarantee, not an expectation: the largest prefix can never pass 2^24.
+//
+// cycle: in[i] = 1 + (i % 13) % top. The period 13 is odd, so no power-of-two tile
+// lines up with it and neighbouring tiles hold different data: a block that scans
+// the wrong tile, or a tile offset added to the wrong tile, shows up.
+static Input makeInput(size_t n, Pattern pattern, uint64_t seed) {
+    Input input;
+    input.values.assign(n, 0.0f);
+    const uint64_t cap = n == 0 ? kExactLimit : kExactLimit / n;  // largest value with n * value <= 2^24
+    uint64_t state = seed;
+    char text[256];
+    if (cap >= 1) {
+        if (pattern == Pattern::Cycle) {
+            const unsigned int top = unsigned(std::min<uint64_t>(13, cap));
+            for (size_t i = 0; i < n; ++i) input.values[i] = float(1 + (i % 13) % top);
+            if (top == 13) {
+                std::snprintf(text, sizeof text, "cycle: in[i] = 1 + i %% 13, values 1..13");
+            } else {
+                std::snprintf(text, sizeof text, "cycle: in[i] = 1 + (i %% 13) %% %u, values 1..%u", top, top);
+            }
+        } else {
+            const unsigned int top = unsigned(std::min<uint64_t>(15, cap));
+            for (size_t i = 0; i < n; ++i) input.values[i] = float(splitmix64(state) % (top + 1));
+            std::snprintf(text, sizeof text, "random (seed %" PRIu64 "): integers 0..%u", seed, top);
+        }
+    } else {
+        const size_t k = size_t((n + kExactLimit - 1) / kExactLimit);
+        for (size_t run = 0; run * k < n; ++run) {
+            const size_t at = run * k + size_t(pattern == Pattern::Cycle ? run % k : splitmix64(state) % k);
+            if (at < n) input.values[at] = 1.0f;
+        }
+        if (pattern == Pattern::Cycle) {
+            std::snprintf(text, sizeof text, "cycle, sparse: a single 1 in every run of %zu elements (at offset r %% %zu in run r), zeros elsewhere", k, k);
+        } else {
+            std::snprintf(text, sizeof text, "random (seed %" PRIu64 "), sparse: a single 1 at a random offset in every run of %zu elements, zeros elsewhere", seed, k);
+        }
+    }
+    input.description = text;
+    for (float v : input.values) input.largest_prefix += uint64_t(v);
+    return input;
+}
+
+// ---- CPU reference -----------------------------------------------------------
+//
+// The running total restarts at every tile boundary; a tile as long as the whole
+// array gives the device-wide scan.
+
+static void scanTilesInclusive(const std::vector<float>& in, size_t tile, std::vector<float>& out) {
+    out.resize(in.size());
+    for (size_t start = 0; start < in.size(); start += tile) {
+        const size_t end = std::min(in.size(), start + tile);
+        float running = 0.0f;
+        for (size_t i = start; i < end; ++i) {
+            running += in[i];
+            out[i] = running;
+        }
+    }
+}
+
+static void scanTilesExclusive(const std::vector<float>& in, size_t tile, std::vector<float>& out) {
+    out.resize(in.size());
+    for (size_t start = 0; start < in.size(); start += tile) {
+        const size_t end = std::min(in.size(), start + tile);
+        float running = 0.0f;
+        for (size_t i = start; i < end; ++i) {
+            out[i] = running;
+            running += in[i];
+        }
+    }
+}
+
+// ---- GPU kernels -------------------------------------------------------------
+//
+// One tile per block. Lanes past the end of the array load 0, the identity for +,
+// so a partial last tile needs no special case; every bounds check guards data,
+// never a barrier, because every thread of a block must reach every __syncthreads().
+// Tile sizes are powers of two (the trees below need it). Shared memory (AMD calls
+// it LDS, the local data share) is dynamic, sized per launch, so each kernel uses
+// exactly what the table in Part 2 reports.
+//
+// The LDS budget shapes the tiles. A CDNA compute unit (MI200, MI300) has 64 KB of
+// LDS, shared by every block resident on it; a Hopper SM has up to ~228 KB of shared
+// memory. The largest tile, 1024, costs 8 KB a block for ping-pong, 4 KB for
+// register staging and 4.1 KB for padded Blelloch: a block always fits, but on CDNA
+// ping-pong at 1024 lets only 8 blocks share a CU's LDS where staging lets 16. That is
+// why the staged variant (1x LDS) is the one to prefer for big tiles on AMD, and why
+// Part 3 grows its tiles with --items (registers) rather than with LDS.
+
+// LDS is 32 banks of 4-byte words on CDNA, as shared memory is on NVIDIA, so the
+// padding is the same on both: LOG_NUM_BANKS is about banks, not about the 64-lane
+// wavefront (which LDS serves 32 lanes at a time). Blelloch's tree touches slots a
+// power-of-two stride apart; from stride 32 on, every active lane of a group of 32
+// hits the same bank and the accesses serialise. One dead word after every 32 moves
+// logical index i to physical i + i/32, so indices 32 apart land 33 apart: adjacent
+// banks. This one term is enough for tiles up to 1024 (work out the strides: every
+// level is conflict-free). Do not "simplify" it away; do check rocprofv3's counters
+// (SQ_LDS_BANK_CONFLICT).
+//
+// PITFALL: GPU Gems 3 also prints a two-term version, and many copies spell it
+//     ((n) >> LOG_NUM_BANKS + (n) >> (2 * LOG_NUM_BANKS))
+// `+` binds tighter than `>>`, so that is n >> (5 + n) >> 10: a shift by 5 + n bits,
+// which for any index past 26 is undefined and in practice yields zero padding at
+// best. If you ever need the second term, parenthesise every shift:
+//     (((n) >> LOG_NUM_BANKS) + ((n) >> (2 * LOG_NUM_BANKS)))
+#define LOG_NUM_BANKS 5
+#define CONFLICT_FREE_OFFSET(i) ((i) >> LOG_NUM_BANKS)
+
+// Hillis-Steele, ping-pong buffers: inclusive scan of each tile of blockDim.x.
+// Each step reads one half of shared memory and writes the other, so one barrier a
+// step separates every read of a half from the next write to it. Every lane writes
+// every step (idle lanes copy their value across), or the destination half would
+// still hold a value from two steps ago. Adds: T log2 T - (T - 1). Barriers:
+// log2 T + 1. Shared memory: 2T words, the hungriest kernel for CDNA's 64 KB of LDS.
+__global__ void hillis_steele_scan_tile_pingpong(const float* __restrict__ in, float* __restrict__ out, size_t n) {
+    extern __shared__ float pingpong[];
+    const unsigned int tid = threadIdx.x;
+    const unsigned int width = blockDim.x;
+    const size_t i = size_t(blockIdx.x) * width + tid;
+    float* src = pingpong;
+    float* dst = pingpong + width;
+
+    src[tid] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (unsigned int offset = 1; offset < width; offset *= 2) {
+        dst[tid] = tid >= offset ? src[tid] + src[tid - offset] : src[tid];
+        __syncthreads();
+        float* const swap = src;
+        src = dst;
+        dst = swap;
+    }
+    if (i < n) out[i] = src[tid];
+}
+
+// Hillis-Steele in place, with the operand staged in a register: inclusive scan of
+// each tile of blockDim.x. The first barrier of a step puts every read before any
+// write (lane tid reads the slot lane tid - offset is about to overwrite); the
+// second puts every write before the next step's reads. Adds: T log2 T - (T - 1).
+// Barriers: 2 log2 T + 1. Shared memory: T words, half of ping-pong's: twice the
+// blocks per CU where LDS is the limit, one barrier more per step.
+__global__ void hillis_steele_scan_tile_staged(const float* __restrict__ in, float* __restrict__ out, size_t n) {
+    extern __shared__ float staged[];
+    const unsigned int tid = threadIdx.x;
+    const unsigned int width = blockDim.x;
+    const size_t i = size_t(blockIdx.x) * width + tid;
+
+    staged[tid] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    for (unsigned int offset = 1; offset < width; offset *= 2) {
+        const float addend = tid >= offset ? staged[tid - offset] : 0.0f;
+        __syncthreads();
+        if (tid >= offset) staged[tid] += addend;
+        __syncthreads();
+    }
+    if (i < n) out[i] = staged[tid];
+}
+
+template <bool kPadded>
+__device__ __forceinline__ unsigned int smem_index(unsigned int i) {
+    return kPadded ? i + CONFLICT_FREE_OFFSET(i) : i;
+}
+
+// Blelloch's tree over the blockDim.x values the block has stored at
+// temp[smem_index(0 .. blockDim.x - 1)]; leaves there their exclusive scan and
+// returns the block's total to thread 0 (the other threads get 0). Opens with a
+// barrier, so the caller only stores and calls, and closes with one, so afterwards
+// any thread may read any slot. Adds: 2(T - 1). Barriers: 2 log2 T + 2.
+template <bool kPadded>
+__device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int width) {
+    // Up-sweep (a reduction). After the level at `offset`, slot offset*(2j + 2) - 1
+    // holds the sum of the 2 * offset values ending there; the root holds the total.
+    unsigned int offset = 1;
+    for (unsigned int active = width / 2; active > 0; active /= 2) {
+        __syncthreads();
+        if (tid < active) {
+            const unsigned int ai = smem_index<kPadded>(offset * (2 * tid + 1) - 1);
+            const unsigned int bi = smem_index<kPadded>(offset * (2 * tid + 2) - 1);
+            temp[bi] += temp[ai];
+        }
+        offset *= 2;
+    }
+    __syncthreads();
+
+    // The identity at the root says "nothing comes before this tile". That one
+    // store is what makes the result exclusive; without it every output would be
+    // off by the tile's total.
+    float total = 0.0f;
+    if (tid == 0) {
+        const unsigned int root = smem_index<kPadded>(width - 1);
+        total = temp[root];
+        temp[root] = 0.0f;
+    }
+
+    // Down-sweep. Invariant: a node holds the sum of everything to the left of its
+    // subtree. The left child inherits the node's value; the right child gets the
+    // node's value plus the left subtree's sum, which the left child held until now.
+    for (unsigned int active = 1; active < width; active *= 2) {
+        offset /= 2;
+        __syncthreads();
+        if (tid < active) {
+            const unsigned int ai = smem_index<kPadded>(offset * (2 * tid + 1) - 1);
+            const unsigned int bi = smem_index<kPadded>(offset * (2 * tid + 2) - 1);
+            const float left = temp[ai];
+            temp[ai] = temp[bi];
+            temp[bi] += left;
+        }
+    }
+    __syncthreads();
+    return total;
+}
+
+// A thread's run of kItems consecutive elements, to and from registers. On a full
+// tile with kItems a multiple of 4, as 16-byte float4 accesses: a tile starts at a
+// multiple of its size and a run at a multiple of kItems, so with a 16-byte-aligned
+// array (hipMalloc aligns far past 16 bytes) every float4 is aligned. A partial tile takes the
+// guarded scalar path and loads the identity past the end.
+template <int kItems>
+__device__ __forceinline__ void load_run(const float* __restrict__ src, size_t first, size_t n, bool full_tile,
+                                         float (&v)[kItems]) {
+    if constexpr (kItems % 4 == 0) {
+        if (full_tile) {
+            const float4* src4 = reinterpret_cast<const float4*>(src + first);
+#pragma unroll
+            for (int q = 0; q < kItems / 4; ++q) {
+                const float4 f = src4[q];
+                v[4 * q + 0] = f.x;
+                v[4 * q + 1] = f.y;
+                v[4 * q + 2] = f.z;
+                v[4 * q + 3] = f.w;
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) v[k] = first + k < n ? src[first + k] : 0.0f;
+}
+
+template <int kItems>
+__device__ __forceinline__ void store_run(float* __restrict__ dst, size_t first, size_t n, bool full_tile,
+                                          const float (&v)[kItems]) {
+    if constexpr (kItems % 4 == 0) {
+        if (full_tile) {
+            float4* dst4 = reinterpret_cast<float4*>(dst + first);
+#pragma unroll
+            for (int q = 0; q < kItems / 4; ++q) {
+                dst4[q] = make_float4(v[4 * q + 0], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+            }
+            return;
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+        if (first + k < n) dst[first + k] = v[k];
+    }
+}
+
+// Blelloch exclusive scan of each tile of blockDim.x * kItems elements, and phase 1
+// of the 3-phase scan: when tile_sums is not null, thread 0 writes the tile's total
+// to tile_sums[blockIdx.x], the number an exclusive scan otherwise drops.
+// With kItems = 1 this is the lesson's kernel, one element per thread. With more,
+// each thread adds up its own run in registers, the block runs the same tree over
+// the per-thread totals, and each thread rescans its run starting from its offset.
+// Shared memory: blockDim.x words, plus one per 32 when padded.
+template <int kItems, bool kPadded>
+__global__ void blelloch_scan_tile(const float* __restrict__ in, float* __restrict__ out,
+                                   float* __restrict__ tile_sums, size_t n) {
+    extern __shared__ float temp[];
+    const unsigned int tid = threadIdx.x;
+    const size_t tile = size_t(blockDim.x) * kItems;
+    const size_t base = size_t(blockIdx.x) * tile;
+    const size_t first = base + size_t(tid) * kItems;
+    const bool full_tile = base + tile <= n;
+
+    float v[kItems];
+    load_run<kItems>(in, first, n, full_tile, v);
+    float run_total = v[0];
+#pragma unroll
+    for (int k = 1; k < kItems; ++k) run_total += v[k];
+    temp[smem_index<kPadded>(tid)] = run_total;
+
+    const float tile_total = blelloch_block_scan<kPadded>(temp, tid, blockDim.x);
+
+    float running = temp[smem_index<kPadded>(tid)];  // everything before this thread's run
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) {
+        const float x = v[k];
+        v[k] = running;
+        running += x;
+    }
+    store_run<kItems>(out, first, n, full_tile, v);
+    if (tid == 0 && tile_sums != nullptr) tile_sums[blockIdx.x] = tile_total;
+}
+
+// Phase 3: add tile t's offset (the exclusive scan of the tile totals) to every
+// element of tile t. Same tiles, same runs per thread as phase 1. No shared memory,
+// no barriers: one more full read and write of the array, which is the price of
+// using kernel boundaries as the only grid-wide barrier.
+template <int kItems>
+__global__ void add_tile_offsets(float* __restrict__ data, const float* __restrict__ tile_offsets, size_t n) {
+    const size_t tile = size_t(blockDim.x) * kItems;
+    const size_t base = size_t(blockIdx.x) * tile;
+    const size_t first = base + size_t(threadIdx.x) * kItems;
+    const bool full_tile = base + tile <= n;
+    const float offset = tile_offsets[blockIdx.x];
+
+    float v[kItems];
+    load_run<kItems>(data, first, n, full_tile, v);
+#pragma unroll
+    for (int k = 0; k < kItems; ++k) v[k] += offset;
+    store_run<kItems>(data, first, n, full_tile, v);
+}
+
+// ---- host side: work per tile ------------------------------------------------
+
+constexpr unsigned int log2u(unsigned int x) {
+    unsigned int steps = 0;
+    while ((1u << steps) < x) ++steps;
+    return steps;
+}
+
+constexpr unsigned long long hillisSteeleAdds(unsigned int t) {
+    return (unsigned long long)t * log2u(t) - (t - 1);
+}
+constexpr unsigned long long blellochAdds(unsigned int t) { return 2ull * (t - 1); }
+constexpr unsigned int pingpongBarriers(unsigned int t) { return log2u(t) + 1; }
+constexpr unsigned int stagedBarriers(unsigned int t) { return 2 * log2u(t) + 1; }
+constexpr unsigned int blellochBarriers(unsigned int t) { return 2 * log2u(t) + 2; }
+
+// The page's figures: 1793 adds at 256 and 9217 at 1024 for Hillis-Steele, 2046 for
+// Blelloch at 1024, a ratio of 4.5.
+static_assert(hillisSteeleAdds(256) == 1793 && hillisSteeleAdds(1024) == 9217, "Hillis-Steele adds");
+static_assert(blellochAdds(256) == 510 && blellochAdds(1024) == 2046, "Blelloch adds");
+
+static size_t blellochSmemBytes(unsigned int threads, bool padded) {
+    return (threads + (padded ? CONFLICT_FREE_OFFSET(threads) : 0)) * sizeof(float);
+}
+
+// ---- host side: options ------------------------------------------------------
+
+struct Options {
+    size_t n = kDefaultN;
+    unsigned int tile = kDefaultTile;  // Parts 1 and 2; Part 3's block size unless --threads
+    unsigned int threads = 0;          // Part 3 block size; 0 means "same as --tile"
+    int items = 1;                     // Part 3 elements per thread
+    Pattern pattern = Pattern::Cycle;
+    uint64_t seed = 0;
+    bool seed_given = false;
+    int reps = kDefaultReps;  // 0: check only, nothing timed
+    bool part[4] = {false, true, true, true};
+    bool padded = true;
+};
+
+static void printUsage(FILE* to) {
+    std::fprintf(to,
+                 "usage: scan [--n N] [--tile T] [--threads B] [--items K] [--pattern cycle|random]\n"
+                 "            [--seed S] [--reps R] [--check-only] [--part P] [--no-padding] [--help]\n"
+                 "\n"
+                 "  --n N          elements, 0..%zu (default %zu)\n"
+                 "  --tile T       tile size = threads per block for Parts 1 and 2, a power of two\n"
+                 "                 from %u to %u (default %u); also Part 3's block size unless --threads\n"
+                 "  --threads B    Part 3 threads per block, a power of two from %u to %u (default: --tile)\n"
+                 "  --items K      Part 3 elements per thread: 1, 2, 4, 8 or 16 (default 1, the lesson's\n"
+                 "                 shape); Part 3's tile is B * K elements\n"
+                 "  --pattern P    cycle: 1 + (i %% 13) %% top (default); random: integers 0..top.\n"
+                 "                 top shrinks with n so the whole array sums to at most 2^24\n"
+                 "  --seed S       seed for --pattern random (default: drawn from the clock, printed)\n"
+                 "  --reps R       timed repetitions per measurement, median reported, 0..%d\n"
+                 "                 (default %d); 0 checks correctness only and times nothing\n"
+                 "  --check-only   the same as --reps 0 (fast; for tests and compute-sanitizer)\n"
+                 "  --part P       1, 2, 3, a comma list such as 1,3, or all (default all)\n"
+                 "  --no-padding   run Blelloch without CONFLICT_FREE_OFFSET (bank conflicts on purpose)\n"
+                 "  --help         this text\n"
+                 "\n"
+                 "exit status: 0 every gated check passed, 1 a gated check failed or a HIP call failed,\n"
+                 "2 bad command line, 3 no usable GPU\n",
+                 kMaxN, kDefaultN, kMinTile, kMaxTile, kDefaultTile, kMinTile, kMaxTile, kMaxReps, kDefaultReps);
+}
+
+[[noreturn]] static void usageError(const char* fmt, const char* what) {
+    std::fprintf(stderr, "scan: ");
+    std::fprintf(stderr, fmt, what);
+    std::fprintf(stderr, "\n\n");
+    printUsage(stderr);
+    std::exit(kExitUsage);
+}
+
+// Whole decimal numbers only: "12abc", "-1", "" and overflow are all errors.
+static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value) {
+    if (text == nullptr || *text == '\0') return false;
+    for (const char* p = text; *p; ++p) {
+        if (*p < '0' || *p > '9') return false;
+    }
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(text, &end, 10);
+    if (errno == ERANGE || *end != '\0' || v > max) return false;
+    value = v;
+    return true;
+}
+
+static bool isPowerOfTwo(unsigned long long x) { return x != 0 && (x & (x - 1)) == 0; }
+
+static Options parseOptions(int argc, char** argv) {
+    Options opt;
+    for (int a = 1; a < argc; ++a) {
+        std::string flag = argv[a];
+        std::string value;
+        bool has_value = false;
+        const size_t eq = flag.find('=');
+        if (flag.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = flag.substr(eq + 1);
+            flag = flag.substr(0, eq);
+            has_value = true;
+        }
+        auto needValue = [&]() -> std::string {
+            if (has_value) return value;
+            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
+            return argv[++a];
+        };
+        auto noValue = [&]() {
+            if (has_value) usageError("%s takes no value", flag.c_str());
+        };
+
+        if (flag == "--help" || flag == "-h") {
+            printUsage(stdout);
+            std::exit(kExitPass);
+        } else if (flag == "--n") {
+            const std::string v = needValue();
+            unsigned long long n = 0;
+            if (!parseUnsigned(v.c_str(), kMaxN, n)) usageError("--n wants a whole number from 0 to 2^30, not '%s'", v.c_str());
+            opt.n = size_t(n);
+        } else if (flag == "--tile" || flag == "--threads") {
+            const std::string v = needValue();
+            unsigned long long t = 0;
+            if (!parseUnsigned(v.c_str(), kMaxTile, t) || t < kMinTile || !isPowerOfTwo(t)) {
+                usageError(flag == "--tile" ? "--tile wants a power of two from 32 to 1024, not '%s'"
+                                            : "--threads wants a power of two from 32 to 1024, not '%s'",
+                           v.c_str());
+            }
+            (flag == "--tile" ? opt.tile : opt.threads) = unsigned(t);
+        } else if (flag == "--items") {
+            const std::string v = needValue();
+            unsigned long long k = 0;
+            if (!parseUnsigned(v.c_str(), 16, k) || !isPowerOfTwo(k)) usageError("--items wants 1, 2, 4, 8 or 16, not '%s'", v.c_str());
+            opt.items = int(k);
+        } else if (flag == "--pattern") {
+            const std::string v = needValue();
+            if (v == "cycle") {
+                opt.pattern = Pattern::Cycle;
+            } else if (v == "random") {
+                opt.pattern = Pattern::Random;
+            } else {
+                usageError("--pattern wants cycle or random, not '%s'", v.c_str());
+            }
+        } else if (flag == "--seed") {
+            const std::string v = needValue();
+            unsigned long long s = 0;
+            if (!parseUnsigned(v.c_str(), UINT64_MAX, s)) usageError("--seed wants a whole number, not '%s'", v.c_str());
+            opt.seed = s;
+            opt.seed_given = true;
+        } else if (flag == "--reps") {
+            const std::string v = needValue();
+            unsigned long long r = 0;
+            if (!parseUnsigned(v.c_str(), kMaxReps, r)) usageError("--reps wants a whole number from 0 to 1000, not '%s'", v.c_str());
+            opt.reps = int(r);
+        } else if (flag == "--check-only") {
+            noValue();
+            opt.reps = 0;
+        } else if (flag == "--part") {
+            const std::string v = needValue();
+            bool chosen[4] = {false, false, false, false};
+            if (v == "all") {
+                chosen[1] = chosen[2] = chosen[3] = true;
+            } else {
+                size_t start = 0;
+                while (true) {
+                    const size_t comma = v.find(',', start);
+                    const std::string p = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+                    if (p != "1" && p != "2" && p != "3") usageError("--part wants 1, 2, 3, a comma list of them, or all, not '%s'", v.c_str());
+                    chosen[p[0] - '0'] = true;
+                    if (comma == std::string::npos) break;
+                    start = comma + 1;
+                }
+            }
+            std::copy(chosen, chosen + 4, opt.part);
+        } else if (flag == "--no-padding") {
+            noValue();
+            opt.padded = false;
+        } else {
+            usageError("unknown argument '%s'", argv[a]);
+        }
+    }
+    if (opt.seed_given && opt.pattern != Pattern::Random) usageError("%s only applies to --pattern random", "--seed");
+    if (opt.threads == 0) opt.threads = opt.tile;
+    return opt;
+}
+
+// ---- host side: device -------------------------------------------------------
+
+// One line and status 3 for every way of having no usable GPU; the harness and
+// `make run` recognise the status and report the line as a skip.
+[[noreturn]] static void noGpu(const char* why, hipError_t err) {
+    std::fprintf(stderr, "scan: no usable GPU: %s (%s)\n", why, hipGetErrorName(err));
+    std::exit(kExitNoGpu);
+}
+
+// The GPU's target without its feature flags: "gfx90a:sramecc+:xnack-" -> "gfx90a".
+static std::string baseArch(const char* gcn_arch_name) {
+    const std::string arch = gcn_arch_name;
+    return arch.substr(0, arch.find(':'));
+}
+
+// Without an AMD GPU (no /dev/kfd) the runtime answers hipErrorNoDevice. A binary
+// built for another gfx target gets hipErrorNoBinaryForGpu, from the first call on
+// some ROCm versions and from the kernel lookup below on others; some versions
+// instead stop the program at its first call with their own line,
+// "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!".
+static hipDeviceProp_t openDevice() {
+    int count = 0;
+    const hipError_t err = hipGetDeviceCount(&count);
+    if (err == hipErrorNoDevice || (err == hipSuccess && count == 0)) noGpu("no HIP device found", hipErrorNoDevice);
+    if (err == hipErrorInsufficientDriver) noGpu("the GPU driver is missing or older than this program's HIP runtime", err);
+    if (err == hipErrorNoBinaryForGpu) {
+        noGpu("this binary has no code for this GPU's architecture; rebuild with --offload-arch set to the GPU's "
+              "target (/opt/rocm/bin/offload-arch prints it)", err);
+    }
+    if (err != hipSuccess) noGpu("the HIP runtime could not start", err);
+
+    HIP_CHECK(hipSetDevice(0));
+    hipDeviceProp_t prop{};
+    HIP_CHECK(hipGetDeviceProperties(&prop, 0));
+
+    // Asking for one kernel's attributes fails when the binary holds no code
+    // object for this GPU's gfx target, before any launch does.
+    hipFuncAttributes attr{};
+    const hipError_t image = hipFuncGetAttributes(&attr, reinterpret_cast<const void*>(&blelloch_scan_tile<1, true>));
+    if (image != hipSuccess) {
+        const std::string arch = baseArch(prop.gcnArchName);
+        char why[200];
+        std::snprintf(why, sizeof why, "this binary has no code for %s; rebuild with --offload-arch=%s", arch.c_str(),
+                      arch.c_str());
+        noGpu(why, image);
+    }
+    return prop;
+}
+
+// ---- host side: checking and printing ----------------------------------------
+
+struct Mismatch {
+    size_t count = 0;
+    size_t first = 0;
+    float expected = 0.0f;
+    float actual = 0.0f;
+};
+
+// `actual` may be longer than `expected`; only the first expected.size() count.
+static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual) {
+    Mismatch m;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        if (actual[i] != expected[i]) {  // NaN (an element never written) counts too
+            if (m.count == 0) {
+                m.first = i;
+                m.expected = expected[i];
+                m.actual = actual[i];
+            }
+            ++m.count;
+        }
+    }
+    return m;
+}
+
+static std::string showValue(float v) {
+    char text[48];
+    if (v != v) return "nan";
+    if (v > -1e15f && v < 1e15f && v == float(int64_t(v))) {
+        std::snprintf(text, sizeof text, "%" PRId64, int64_t(v));
+    } else {
+        std::snprintf(text, sizeof text, "%g", double(v));
+    }
+    return text;
+}
+
+static std::string showFirst(const std::vector<float>& values, size_t count) {
+    std::string text;
+    for (size_t i = 0; i < std::min(count, values.size()); ++i) text += (i ? " " : "") + showValue(values[i]);
+    return text.empty() ? "-" : text;
+}
+
+static std::string fmt(const char* format, double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, format, value);
+    return text;
+}
+
+static std::string num(unsigned long long value) { return std::to_string(value); }
+
+// Header, dashes, rows, blank line; columns two spaces apart and never empty, so
+// the harness reads them by header (scanlab.run.parse_table).
+static void printTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+    std::vector<size_t> width(header.size());
+    for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+    for (const auto& row : rows) {
+        for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], std::max<size_t>(1, row[c].size()));
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+        std::string text;
+        for (size_t c = 0; c < cells.size(); ++c) {
+            const std::string cell = cells[c].empty() ? "-" : cells[c];
+            text += cell;
+            if (c + 1 < cells.size()) text += std::string(width[c] - cell.size() + 2, ' ');
+        }
+        std::printf("%s\n", text.c_str());
+    };
+    line(header);
+    std::vector<std::string> dashes;
+    for (size_t w : width) dashes.push_back(std::string(w, '-'));
+    line(dashes);
+    for (const auto& row : rows) line(row);
+    std::printf("\n");
+}
+
+// Gated checks: each one a comparison that must show zero mismatches.
+struct Gate {
+    int checks = 0;
+    std::vector<std::string> failures;
+
+    void record(const std::string& what, const Mismatch& m) {
+        ++checks;
+        if (m.count == 0) return;
+        failures.push_back(what + ": out[" + num(m.first) + "] is " + showValue(m.actual) + ", should be " +
+                           showValue(m.expected) + " (" + num(m.count) + " wrong)");
+    }
+};
+
+static std::string firstBad(const Mismatch& m) { return m.count ? num(m.first) : "-"; }
+
+static void copyBack(std::vector<float>& host, const float* device, size_t n) {
+    host.assign(n, 0.0f);
+    if (n > 0) HIP_CHECK(hipMemcpy(host.data(), device, n * sizeof(float), hipMemcpyDeviceToHost));
+}
+
+// 0xFF bytes are a NaN: an element a kernel never writes can not pass for a right
+// answer left over from an earlier kernel.
+static void poison(float* device, size_t n) {
+    if (n > 0) HIP_CHECK(hipMemset(device, 0xFF, n * sizeof(float)));
+}
+
+// ---- host side: timing -------------------------------------------------------
+//
+// Device events around each repetition, after kWarmups untimed runs; the median of
+// the repetitions is reported. Nothing in `enqueue` may allocate or synchronise.
+
+static float median(std::vector<float> values) {
+    std::sort(values.begin(), values.end());
+    const size_t mid = values.size() / 2;
+    return values.size() % 2 ? values[mid] : 0.5f * (values[mid - 1] + values[mid]);
+}
+
+template <typename Enqueue>
+static float medianMs(int reps, Enqueue&& enqueue) {
+    hipEvent_t start, stop;
+    HIP_CHECK(hipEventCreate(&start));
+    HIP_CHECK(hipEventCreate(&stop));
+    for (int w = 0; w < kWarmups; ++w) enqueue();
+    HIP_CHECK(hipDeviceSynchronize());
+    std::vector<float> ms(size_t(reps), 0.0f);
+    for (int r = 0; r < reps; ++r) {
+        HIP_CHECK(hipEventRecord(start));
+        enqueue();
+        HIP_CHECK(hipEventRecord(stop));
+        HIP_CHECK(hipEventSynchronize(stop));
+        HIP_CHECK(hipEventElapsedTime(&ms[size_t(r)], start, stop));
+    }
+    HIP_CHECK(hipEventDestroy(start));
+    HIP_CHECK(hipEventDestroy(stop));
+    return median(ms);
+}
+
+static double gbPerSecond(double bytes, double ms) { return bytes / (ms * 1e6); }
+
+// The copy ceiling: hipMemcpyAsync device to device of the same n floats, counting
+// read + write (2 * n * 4 bytes), measured in the same run as the scan it judges.
+struct CopyCeiling {
+    bool measured = false;
+    float ms = 0.0f;
+    double gbs = 0.0;
+};
+
+static const CopyCeiling& copyCeiling(CopyCeiling& copy, const Options& opt, const float* d_in, float* d_out) {
+    if (!copy.measured) {
+        const size_t bytes = opt.n * sizeof(float);
+        copy.ms = medianMs(opt.reps, [&] { HIP_CHECK(hipMemcpyAsync(d_out, d_in, bytes, hipMemcpyDeviceToDevice)); });
+        HIP_CHECK(hipDeviceSynchronize());
+        copy.gbs = gbPerSecond(2.0 * double(bytes), copy.ms);
+        copy.measured = true;
+    }
+    return copy;
+}
+
+// ---- host side: launches -----------------------------------------------------
+
+static unsigned int tilesOf(size_t n, size_t tile) { return unsigned((n + tile - 1) / tile); }
+
+enum class TileKernel { PingPong, Staged, Blelloch };
+
+// One tile per block of `tile` threads, one element per thread (Parts 1 and 2).
+static void launchTileScan(TileKernel kernel, bool padded, unsigned int tile, const float* in, float* out, size_t n) {
+    if (n == 0) return;  // no zero-size launches
+    const unsigned int grid = tilesOf(n, tile);
+    switch (kernel) {
+        case TileKernel::PingPong:
+            hillis_steele_scan_tile_pingpong<<<grid, tile, 2 * tile * sizeof(float)>>>(in, out, n);
+            break;
+        case TileKernel::Staged:
+            hillis_steele_scan_tile_staged<<<grid, tile, tile * sizeof(float)>>>(in, out, n);
+            break;
+        case TileKernel::Blelloch:
+            if (padded) {
+                blelloch_scan_tile<1, true><<<grid, tile, blellochSmemBytes(tile, true)>>>(in, out, nullptr, n);
+            } else {
+                blelloch_scan_tile<1, false><<<grid, tile, blellochSmemBytes(tile, false)>>>(in, out, nullptr, n);
+            }
+            break;
+    }
+    HIP_CHECK_LAUNCH();
+}
+
+// The 3-phase scan's workspace, one level per recursion step, allocated before
+// anything is timed. Level 0 scans the input into the output; level l > 0 scans
+// the tile totals of level l - 1 (sums[l - 1]) into scanned[l - 1], which are then
+// exactly the offsets level l - 1's tiles need. The last level fits in one tile.
+struct ScanLevels {
+    unsigned int threads = 0;
+    int items = 1;
+    size_t tile = 0;
+    std::vector<size_t> sizes;     // elements scanned at each level
+    std::vector<float*> sums;      // sums[l]: level l's tile totals, sizes[l + 1] of them
+    std::vector<float*> scanned;   // scanned[l]: exclusive scan of sums[l]
+
+    size_t levels() const { return sizes.size(); }
+};
+
+static ScanLevels makeLevels(size_t n, unsigned int threads, int items) {
+    ScanLevels lv;
+    lv.threads = threads;
+    lv.items = items;
+    lv.tile = size_t(threads) * size_t(items);
+    if (n > 0) lv.sizes.push_back(n);
+    while (!lv.sizes.empty() && lv.sizes.back() > lv.tile) lv.sizes.push_back(tilesOf(lv.sizes.back(), lv.tile));
+    for (size_t l = 0; l + 1 < lv.sizes.size(); ++l) {
+        float* sums = nullptr;
+        float* scanned = nullptr;
+        HIP_CHECK(hipMalloc(&sums, lv.sizes[l + 1] * sizeof(float)));
+        HIP_CHECK(hipMalloc(&scanned, lv.sizes[l + 1] * sizeof(float)));
+        lv.sums.push_back(sums);
+        lv.scanned.push_back(scanned);
+    }
+    return lv;
+}
+
+static void freeLevels(ScanLevels& lv) {
+    for (float* p : lv.sums) HIP_CHECK(hipFree(p));
+    for (float* p : lv.scanned) HIP_CHECK(hipFree(p));
+    lv.sums.clear();
+    lv.scanned.clear();
+}
+
+// Optional events: after phase 1 (level 0's tile scans) and before phase 3 (level
+// 0's offsets); in between is phase 2, the whole recursion on the tile sums.
+struct PhaseMarks {
+    hipEvent_t after_phase1 = nullptr;
+    hipEvent_t before_phase3 = nullptr;
+};
+
+template <int kItems>
+static void threePhaseScan(const ScanLevels& lv, bool padded, const float* d_in, float* d_out, const PhaseMarks* marks) {
+    const size_t levels = lv.levels();
+    if (levels == 0) return;  // n == 0: nothing to launch
+    const size_t smem = blellochSmemBytes(lv.threads, padded);
+    auto input = [&](size_t l) -> const float* { return l == 0 ? d_in : lv.sums[l - 1]; };
+    auto output = [&](size_t l) -> float* { return l == 0 ? d_out : lv.scanned[l - 1]; };
+
+    // Phases 1 and 2, downwards: scan every level, each writing its tile totals
+    // for the next. The last level is a single tile and writes none.
+    for (size_t l = 0; l < levels; ++l) {
+        float* tile_sums = l + 1 < levels ? lv.sums[l] : nullptr;
+        const unsigned int grid = tilesOf(lv.sizes[l], lv.tile);
+        if (padded) {
+            blelloch_scan_tile<kItems, true><<<grid, lv.threads, smem>>>(input(l), output(l), tile_sums, lv.sizes[l]);
+        } else {
+            blelloch_scan_tile<kItems, false><<<grid, lv.threads, smem>>>(input(l), output(l), tile_sums, lv.sizes[l]);
+        }
+        HIP_CHECK_LAUNCH();
+        if (l == 0 && marks) HIP_CHECK(hipEventRecord(marks->after_phase1));
+    }
+    // Phase 3 at every level, upwards: once level l + 1 is complete, it holds the
+    // offsets of level l's tiles.
+    for (size_t l = levels - 1; l-- > 0;) {
+        if (l == 0 && marks) HIP_CHECK(hipEventRecord(marks->before_phase3));
+        add_tile_offsets<kItems><<<tilesOf(lv.sizes[l], lv.tile), lv.threads>>>(output(l), lv.scanned[l], lv.sizes[l]);
+        HIP_CHECK_LAUNCH();
+    }
+    if (levels == 1 && marks) HIP_CHECK(hipEventRecord(marks->before_phase3));
+}
+
+static void threePhaseScan(const ScanLevels& lv, bool padded, const float* d_in, float* d_out,
+                           const PhaseMarks* marks = nullptr) {
+    switch (lv.items) {
+        case 1: threePhaseScan<1>(lv, padded, d_in, d_out, marks); break;
+        case 2: threePhaseScan<2>(lv, padded, d_in, d_out, marks); break;
+        case 4: threePhaseScan<4>(lv, padded, d_in, d_out, marks); break;
+        case 8: threePhaseScan<8>(lv, padded, d_in, d_out, marks); break;
+        case 16: threePhaseScan<16>(lv, padded, d_in, d_out, marks); break;
+        default: std::fprintf(stderr, "scan: unsupported --items %d\n", lv.items); std::exit(kExitUsage);
+    }
+}
+
+// ---- host side: the three parts ----------------------------------------------
+
+static const char* blellochLabel(bool padded) { return padded ? "Blelloch (padded)" : "Blelloch (no padding)"; }
+
+struct TileKernelInfo {
+    TileKernel kernel;
+    const char* label;
+    bool inclusive;
+};
+
+static std::vector<TileKernelInfo> tileKernels(bool padded) {
+    return {{TileKernel::PingPong, "Hillis-Steele ping-pong", true},
+            {TileKernel::Staged, "Hillis-Steele register-staged", true},
+            {TileKernel::Blelloch, blellochLabel(padded), false}};
+}
+
+// Part 1: the first tile of the input, one block, each kernel against both references.
+static void runPart1(const Options& opt, const Input& input, const float* d_in, float* d_out, Gate& gate) {
+    const unsigned int tile = opt.tile;
+    const size_t m = std::min(opt.n, size_t(tile));
+    const std::vector<float> in(input.values.begin(), input.values.begin() + std::ptrdiff_t(m));
+    std::vector<float> inclusive, exclusive, out;
+    scanTilesInclusive(in, tile, inclusive);
+    scanTilesExclusive(in, tile, exclusive);
+
+    std::printf("Part 1: one tile of %u threads over in[0..%zu), each kernel against both CPU references\n", tile, m);
+    std::printf("  input      %s ...\n", showFirst(in, 8).c_str());
+    std::printf("  inclusive  %s ...   (out[i] includes in[i])\n", showFirst(inclusive, 8).c_str());
+    std::printf("  exclusive  %s ...   (out[i] stops before in[i]; out[0] is the identity)\n\n",
+                showFirst(exclusive, 8).c_str());
+
+    std::vector<std::vector<std::string>> rows;
+    for (const TileKernelInfo& k : tileKernels(opt.padded)) {
+        poison(d_out, m);
+        launchTileScan(k.kernel, opt.padded, tile, d_in, d_out, m);
+        HIP_CHECK(hipDeviceSynchronize());
+        copyBack(out, d_out, m);
+        const Mismatch vs_incl = compareExact(inclusive, out);
+        const Mismatch vs_excl = compareExact(exclusive, out);
+        const char* matches = vs_incl.count == 0 ? (vs_excl.count == 0 ? "both" : "inclusive")
+                                                 : (vs_excl.count == 0 ? "exclusive" : "neither");
+        const Mismatch& own = k.inclusive ? vs_incl : vs_excl;
+        gate.record(std::string("Part 1, ") + k.label, own);
+        rows.push_back({k.label, k.inclusive ? "inclusive" : "exclusive", matches, num(vs_incl.count),
+                        num(vs_excl.count), showFirst(out, 8), own.count == 0 ? "pass" : "FAIL"});
+    }
+    printTable({"kernel", "should be", "matches", "vs inclusive", "vs exclusive", "first outputs", "gated"}, rows);
+}
+
+// Part 2: every tile of the array on its own, each kernel checked, then timed.
+static void runPart2(const Options& opt, const Input& input, const float* d_in, float* d_out, Gate& gate) {
+    const unsigned int tile = opt.tile;
+    const size_t n = opt.n;
+    std::printf("Part 2: per-tile scans of %zu elements, %u tiles of %u, each tile scanned on its own\n", n,
+                tilesOf(n, tile), tile);
+
+    std::vector<float> reference, out;
+    std::vector<std::vector<std::string>> rows;
+    std::vector<float> times;
+    for (const TileKernelInfo& k : tileKernels(opt.padded)) {
+        if (k.inclusive) {
+            scanTilesInclusive(input.values, tile, reference);
+        } else {
+            scanTilesExclusive(input.values, tile, reference);
+        }
+        poison(d_out, n);
+        launchTileScan(k.kernel, opt.padded, tile, d_in, d_out, n);
+        HIP_CHECK(hipDeviceSynchronize());
+        copyBack(out, d_out, n);
+        const Mismatch mm = compareExact(reference, out);
+        gate.record(std::string("Part 2, ") + k.label, mm);
+
+        float ms = 0.0f;
+        const bool timed = opt.reps > 0 && n > 0;
+        if (timed) {
+            ms = medianMs(opt.reps, [&] { launchTileScan(k.kernel, opt.padded, tile, d_in, d_out, n); });
+            HIP_CHECK(hipDeviceSynchronize());
+        }
+        times.push_back(ms);
+
+        const bool hs = k.kernel != TileKernel::Blelloch;
+        const unsigned int barriers = k.kernel == TileKernel::PingPong ? pingpongBarriers(tile)
+                                      : k.kernel == TileKernel::Staged ? stagedBarriers(tile)
+                                                                       : blellochBarriers(tile);
+        const size_t smem = k.kernel == TileKernel::PingPong ? 2 * tile * sizeof(float)
+                            : k.kernel == TileKernel::Staged ? tile * sizeof(float)
+                                                             : blellochSmemBytes(tile, opt.padded);
+        rows.push_back({k.label, k.inclusive ? "inclusive" : "exclusive",
+                        num(hs ? hillisSteeleAdds(tile) : blellochAdds(tile)), num(barriers), num(smem),
+                        num(mm.count), firstBad(mm), timed ? fmt("%.4f", ms) : "-",
+                        timed ? fmt("%.1f", gbPerSecond(2.0 * double(n) * sizeof(float), ms)) : "-", "-"});
+    }
+    const float blelloch_ms = times.back();
+    if (blelloch_ms > 0.0f) {
+        for (size_t r = 0; r < rows.size(); ++r) rows[r].back() = fmt("%.2fx", double(times[r] / blelloch_ms));
+    }
+    printTable({"kernel", "kind", "adds/tile", "barriers/tile", "smem/tile (B)", "mismatches", "first bad",
+                "time (ms)", "GB/s", "vs Blelloch"},
+               rows);
+    std::printf("Hillis-Steele does %.1fx the additions of Blelloch per tile of %u", double(hillisSteeleAdds(tile)) / double(blellochAdds(tile)), tile);
+    if (blelloch_ms > 0.0f) {
+        std::printf("; it takes %.2fx (ping-pong) and %.2fx (register-staged) Blelloch's time\n",
+                    double(times[0] / blelloch_ms), double(times[1] / blelloch_ms));
+    } else {
+        std::printf(" (not timed: --reps 0 or n = 0)\n");
+    }
+    std::printf("GB/s counts %zu bytes: each element read once and written once\n\n", 2 * n * sizeof(float));
+}
+
+// Part 3: the 3-phase exclusive scan of the whole array.
+static void runPart3(const Options& opt, const Input& input, const float* d_in, float* d_out, Gate& gate,
+                     CopyCeiling& copy) {
+    const size_t n = opt.n;
+    ScanLevels lv = makeLevels(n, opt.threads, opt.items);  // all workspace, before anything is timed
+    std::printf("Part 3: 3-phase exclusive scan of %zu elements: %u threads x %d item%s = %zu-element tiles, %s, %s\n",
+                n, lv.threads, lv.items, lv.items == 1 ? "" : "s", lv.tile, blellochLabel(opt.padded),
+                opt.items % 4 == 0 ? "float4 loads and stores on full tiles" : "scalar loads and stores");
+
+    std::vector<std::vector<std::string>> level_rows;
+    std::string chain;
+    for (size_t l = 0; l < lv.levels(); ++l) {
+        level_rows.push_back({num(l), num(lv.sizes[l]), num(tilesOf(lv.sizes[l], lv.tile))});
+        chain += (l ? " -> " : "") + num(tilesOf(lv.sizes[l], lv.tile));
+    }
+    printTable({"level", "elements", "tiles"}, level_rows);
+    if (lv.levels() == 0) {
+        std::printf("recursion depth: 0 levels (nothing to scan)\n\n");
+    } else {
+        std::printf("recursion depth: %zu level%s (tiles per level: %s)\n\n", lv.levels(), lv.levels() == 1 ? "" : "s",
+                    chain.c_str());
+    }
+
+    std::vector<float> reference, out;
+    scanTilesExclusive(input.values, std::max<size_t>(n, 1), reference);
+    poison(d_out, n);
+    threePhaseScan(lv, opt.padded, d_in, d_out);
+    HIP_CHECK(hipDeviceSynchronize());
+    copyBack(out, d_out, n);
+    const Mismatch first = compareExact(reference, out);
+    gate.record("Part 3, 3-phase scan", first);
+    std::vector<std::vector<std::string>> check_rows = {
+        {"3-phase scan", num(first.count), firstBad(first), first.count == 0 ? "pass" : "FAIL"}};
+
+    const bool timed = opt.reps > 0 && n > 0;
+    std::vector<std::vector<std::string>> time_rows, phase_rows;
+    double fraction = 0.0;
+    if (timed) {
+        const CopyCeiling& c = copyCeiling(copy, opt, d_in, d_out);
+        hipEvent_t ev[4];
+        for (hipEvent_t& e : ev) HIP_CHECK(hipEventCreate(&e));
+        const PhaseMarks marks{ev[1], ev[2]};
+        for (int w = 0; w < kWarmups; ++w) threePhaseScan(lv, opt.padded, d_in, d_out, &marks);
+        HIP_CHECK(hipDeviceSynchronize());
+        std::vector<float> total(size_t(opt.reps)), p1(total.size()), p2(total.size()), p3(total.size());
+        for (size_t r = 0; r < total.size(); ++r) {
+            HIP_CHECK(hipEventRecord(ev[0]));
+            threePhaseScan(lv, opt.padded, d_in, d_out, &marks);
+            HIP_CHECK(hipEventRecord(ev[3]));
+            HIP_CHECK(hipEventSynchronize(ev[3]));
+            HIP_CHECK(hipEventElapsedTime(&total[r], ev[0], ev[3]));
+            HIP_CHECK(hipEventElapsedTime(&p1[r], ev[0], ev[1]));
+            HIP_CHECK(hipEventElapsedTime(&p2[r], ev[1], ev[2]));
+            HIP_CHECK(hipEventElapsedTime(&p3[r], ev[2], ev[3]));
+        }
+        for (hipEvent_t& e : ev) HIP_CHECK(hipEventDestroy(e));
+        const float ms = median(total);
+        const double useful = 2.0 * double(n) * sizeof(float);
+        const double gbs = gbPerSecond(useful, ms);
+        fraction = gbs / c.gbs;
+        time_rows.push_back({"copy ceiling (D2D memcpy)", fmt("%.4f", c.ms), fmt("%.0f", useful), fmt("%.1f", c.gbs), "1.00"});
+        time_rows.push_back({"3-phase scan", fmt("%.4f", ms), fmt("%.0f", useful), fmt("%.1f", gbs), fmt("%.2f", fraction)});
+        const float m1 = median(p1), m2 = median(p2), m3 = median(p3);
+        phase_rows.push_back({"1: scan tiles, write tile_sums", fmt("%.4f", m1), fmt("%.0f%%", 100.0 * m1 / ms)});
+        phase_rows.push_back({"2: scan tile_sums (recursively)", fmt("%.4f", m2), fmt("%.0f%%", 100.0 * m2 / ms)});
+        phase_rows.push_back({"3: add tile offsets", fmt("%.4f", m3), fmt("%.0f%%", 100.0 * m3 / ms)});
+
+        // The timed runs wrote the output again: check it once more.
+        copyBack(out, d_out, n);
+        const Mismatch after = compareExact(reference, out);
+        gate.record("Part 3, 3-phase scan after timing", after);
+        check_rows.push_back({"3-phase scan, after timing", num(after.count), firstBad(after), after.count == 0 ? "pass" : "FAIL"});
+    }
+    printTable({"check", "mismatches", "first bad", "gated"}, check_rows);
+    if (timed) {
+        printTable({"what", "time (ms)", "counted bytes", "GB/s", "of copy"}, time_rows);
+        printTable({"phase", "time (ms)", "share"}, phase_rows);
+        std::printf("the 3-phase scan reaches %.2f of the copy ceiling; it moves about 4n bytes against the\n"
+                    "copy's 2n (phase 3 reads and writes everything again), so 0.50 is its bound\n\n", fraction);
+    } else {
+        std::printf("not timed (--reps 0 or n = 0): no copy ceiling, no GB/s\n\n");
+    }
+    freeLevels(lv);
+}
+
+// ---- main --------------------------------------------------------------------
+
+int main(int argc, char** argv) {
+    Options opt = parseOptions(argc, argv);
+    if (opt.pattern == Pattern::Random && !opt.seed_given) {
+        uint64_t clock_state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
+        opt.seed = splitmix64(clock_state) % 1000000;  // short enough to retype
+    }
+
+    const hipDeviceProp_t prop = openDevice();
+    const unsigned int largest_block = std::max(opt.part[3] ? opt.threads : 0u, opt.part[1] || opt.part[2] ? opt.tile : 0u);
+    if (largest_block > unsigned(prop.maxThreadsPerBlock)) {
+        std::fprintf(stderr, "scan: a block of %u threads exceeds this GPU's %d threads per block\n", largest_block,
+                     prop.maxThreadsPerBlock);
+        return kExitUsage;
+    }
+
+    // Besides naming HIP where cuda/scan.cu names CUDA, these lines are all that differs.
+    std::printf("GPU: %s (%s), wavefront size %d, %d compute units, L2 cache %d MiB\n", prop.name, prop.gcnArchName,
+                prop.warpSize, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+    std::printf("Max threads per block: %d, LDS per block: %zu B, LDS per CU: %zu B, LDS banks: %d x 4 B\n",
+                prop.maxThreadsPerBlock, prop.sharedMemPerBlock, prop.maxSharedMemoryPerMultiProcessor,
+                1 << LOG_NUM_BANKS);
+
+    const Input input = makeInput(opt.n, opt.pattern, opt.seed);
+    std::printf("Input: %zu floats (%.1f MiB), %s\n", opt.n, double(opt.n) * sizeof(float) / 1048576.0,
+                input.description.c_str());
+    std::printf("Largest prefix: %" PRIu64 " (2^24 = %" PRIu64 " is the limit for exact float sums in any order)\n",
+                input.largest_prefix, kExactLimit);
+    std::printf("Timing: %s\n\n", opt.reps > 0 ? ("median of " + num(unsigned(opt.reps)) + " after " + num(kWarmups) + " warm-up runs, device events").c_str()
+                                              : "none (--reps 0): correctness only");
+    if (input.largest_prefix > kExactLimit) {  // makeInput guarantees this never happens
+        std::printf("FAILED: the input's largest prefix passes 2^24, so the checks would not be exact\n");
+        return kExitFail;
+    }
+
+    const size_t bytes = opt.n * sizeof(float);
+    float* d_in = nullptr;
+    float* d_out = nullptr;
+    HIP_CHECK(hipMalloc(&d_in, std::max<size_t>(bytes, sizeof(float))));
+    HIP_CHECK(hipMalloc(&d_out, std::max<size_t>(bytes, sizeof(float))));
+    if (bytes > 0) HIP_CHECK(hipMemcpy(d_in, input.values.data(), bytes, hipMemcpyHostToDevice));
+
+    Gate gate;
+    CopyCeiling copy;
+    if (opt.part[1]) runPart1(opt, input, d_in, d_out, gate);
+    if (opt.part[2]) runPart2(opt, input, d_in, d_out, gate);
+    if (opt.part[3]) runPart3(opt, input, d_in, d_out, gate, copy);
+
+    HIP_CHECK(hipFree(d_in));
+    HIP_CHECK(hipFree(d_out));
+
+    if (!gate.failures.empty()) {
+        std::printf("gated mismatches:\n");
+        for (const std::string& line : gate.failures) std::printf("  %s\n", line.c_str());
+        std::printf("\n");
+        std::printf("FAILED: %zu of %d gated checks mismatched; first: %s\n", gate.failures.size(), gate.checks,
+                    gate.failures.front().c_str());
+        return kExitFail;
+    }
+    std::printf("all %d gated checks passed: every kernel matched its CPU reference exactly\n", gate.checks);
+    return kExitPass;
+}
