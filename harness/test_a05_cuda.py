@@ -238,6 +238,7 @@ def test_compaction_help_documents_flags_and_exit_statuses(compaction):
     pytest.param(["--part", "4"], "--part wants", id="part-4"),
     pytest.param(["--part", "1,,3"], "--part wants", id="part-empty-item"),
     pytest.param(["--check-only=yes"], "takes no value", id="check-only-with-a-value"),
+    pytest.param(["--block-scan", "raking"], "--block-scan wants", id="block-scan-unknown"),
     pytest.param(["--frobnicate"], "unknown argument", id="unknown-flag"),
 ])
 def test_scan_bad_command_line_prints_usage_and_exits_2(scan, args, complaint):
@@ -355,6 +356,28 @@ def test_scan_items_per_thread_exact(scan, threads, items, n):
                          "--pattern", "random", "--seed", 99, "--check-only"])
     check_scan_run(result, n, "random", 99, part3_tile=threads * items, parts=(3,))
     assert f"{threads} threads x {items} items = {threads * items}-element tiles" in result.stdout
+
+
+# The warp-shuffle block scan (--block-scan warp): the same tiles, the per-thread
+# totals scanned by shuffles within each warp and once more across the warps.
+WARP_CASES = [
+    pytest.param(32, 1, 1, id="32x1-n=1-a-single-warp-a-single-element"),
+    pytest.param(32, 1, 70001, id="32x1-n=70001-one-warp-a-block-four-levels"),
+    pytest.param(64, 4, 100003, id="64x4-n=100003-two-warps-three-levels"),
+    pytest.param(256, 4, 1025, id="256x4-n=1025-tile-plus-1"),
+    pytest.param(256, 4, 4194307, id="256x4-n=4M+3-the-benchmark-shape"),
+    pytest.param(1024, 4, 4194307, id="1024x4-n=4M+3-32-warps-the-most-warp-0-scans"),
+    pytest.param(128, 16, 65537, id="128x16-n=65537-float4-runs-of-16"),
+]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("threads, items, n", WARP_CASES)
+def test_scan_warp_block_scan_exact(scan, threads, items, n):
+    result = run_on_gpu([scan, "--part", "3", "--n", n, "--threads", threads, "--items", items,
+                         "--block-scan", "warp", "--pattern", "random", "--seed", 77, "--check-only"])
+    check_scan_run(result, n, "random", 77, part3_tile=threads * items, parts=(3,))
+    assert "warp-shuffle block scan" in result.stdout
 
 
 @pytest.mark.gpu
@@ -513,6 +536,9 @@ SANITIZED = [
     # the unpadded Blelloch in one tile, and float4 runs over 3 levels (70001 -> 274 -> 2 -> 1)
     pytest.param(SCAN, ["--part", "1,3", "--n", "70001", "--tile", "64", "--threads", "64", "--items", "4",
                         "--no-padding"], id="scan-no-padding-items-4"),
+    # the warp-shuffle block scan: shuffles, one word a warp, two barriers, over 3 levels
+    pytest.param(SCAN, ["--part", "3", "--n", "70001", "--threads", "256", "--items", "4", "--block-scan", "warp"],
+                 id="scan-warp-block-scan"),
     # mark, a 3-level unsigned scan (5000 -> 79 -> 2 -> 1), scatter
     pytest.param(COMPACTION, ["--n", "5000", "--threads", "64", "--seed", "3"], id="compaction"),
 ]

@@ -11,10 +11,11 @@ Each HIP program is built twice:
   the header and the timing figures; compute-sanitizer's racecheck and memcheck
   are clean.
 
-The wavefront width: no kernel in these programs depends on it (they are
-shared-memory algorithms with a barrier between dependent steps), so there is no
-64-lane path to execute; a lint below keeps it that way, and fails with what to do
-the day a width-dependent path (a shuffle, a warp-synchronous tail) is added.
+The wavefront width: one code path depends on it, the warp-shuffle block scan of
+Part 3 (--block-scan warp), and it takes the width from warpSize alone. Through the
+header it runs with NVIDIA's 32 lanes; the 64-lane CDNA path is compiled (hipcc,
+gfx90a) but not executed here. A lint below keeps every other kernel free of lane
+counts and lockstep operations, and fails with what to do when one appears.
 """
 
 from __future__ import annotations
@@ -203,16 +204,20 @@ def test_comparison_catches_a_real_difference(old, new, why):
         assert_same_run("scan", sample_result(SAMPLE_CUDA), sample_result(SAMPLE_HIP.replace(old, new)))
 
 
-# ---- wavefront width: no kernel may depend on it -------------------------------------
+# ---- wavefront width: only through warpSize and shuffle_up() ------------------------
 
 # In device code, any of these is a lockstep (warp/wavefront-synchronous) assumption.
+# The one sanctioned width dependence is warpSize itself (64 on CDNA, 32 on NVIDIA),
+# and the one sanctioned lockstep operation is the shuffle inside shuffle_up().
 LOCKSTEP = re.compile(r"\b(__shfl\w*|__ballot\w*|__any\w*|__all\w*|__activemask|__syncwarp|__lane_id|"
-                      r"__match\w*|__reduce_\w+_sync|__builtin_amdgcn_\w+|warpSize)\b")
+                      r"__match\w*|__reduce_\w+_sync|__builtin_amdgcn_\w+)\b")
 # Literal lane widths and lane math: 31, 32, 63, 64, or a shift by 5 or 6.
 LANE_LITERAL = re.compile(r"\b(31|32|63|64)\b|(>>|<<)\s*[56]\b")
 # LOG_NUM_BANKS is 5 because LDS and shared memory have 32 banks on both vendors:
 # banks, not lanes, and the padding macro shifts by the name, never by a literal.
-ALLOWED_DEVICE_LINES = {"#define LOG_NUM_BANKS 5"}
+# shuffle_up()'s body is the warp scan's only shuffle, spelled once per vendor.
+VENDOR_SHUFFLE = {"hip": "return __shfl_up(v, delta);", "cuda": "return __shfl_up_sync(0xffffffffu, v, delta);"}
+ALLOWED_DEVICE_LINES = {"#define LOG_NUM_BANKS 5", *VENDOR_SHUFFLE.values()}
 
 
 def strip_comments_and_strings(code: str) -> str:
@@ -249,12 +254,12 @@ def lane_width_assumptions(source: str) -> list[str]:
 
 @pytest.mark.hip
 @pytest.mark.parametrize("program", PROGRAMS)
-def test_no_kernel_depends_on_the_wavefront_width(program):
+def test_kernels_take_the_wavefront_width_only_from_warpsize(program):
     found = lane_width_assumptions((REPO / SOURCES[program]).read_text())
     assert found == [], (
         f"{SOURCES[program]}: device code now depends on the lockstep width:\n  " + "\n  ".join(found) +
-        "\nTake the width from warpSize (64 on CDNA, 32 on NVIDIA), make it a parameter, and add a test "
-        "that runs the path at 64 on NVIDIA; then update the README's wavefront note and this test.")
+        "\nTake the width from warpSize (64 on CDNA, 32 on NVIDIA) and shuffle only through shuffle_up(); "
+        "then update the README's wavefront note and this test.")
 
 
 @pytest.mark.hip
@@ -263,7 +268,7 @@ def test_no_kernel_depends_on_the_wavefront_width(program):
     pytest.param("    const unsigned int lane = tid & 31;", id="lane-mask-31"),
     pytest.param("    if (tid < 32) temp[tid] += temp[tid + 32];", id="warp-synchronous-tail"),
     pytest.param("    const unsigned int wave = tid >> 5;", id="shift-by-5"),
-    pytest.param("    const unsigned int wave = tid / warpSize;", id="warpSize-in-a-kernel"),
+    pytest.param("    const unsigned int vote = __ballot(tid > 3);", id="ballot-assumes-a-lane-count"),
     pytest.param("    const unsigned int lane = tid % 64;", id="wavefront-64-literal"),
 ])
 def test_the_width_lint_catches_planted_assumptions(planted):
@@ -279,7 +284,10 @@ def test_the_width_lint_catches_planted_assumptions(planted):
 def test_kernels_are_the_cuda_kernels_token_for_token(program):
     """The GPU comparison runs HIP's kernels on NVIDIA; they must be the ones AMD gets,
     and the same as CUDA's, so that a passing comparison says something about both."""
-    hip = device_code((REPO / SOURCES[program]).read_text()).split()
+    hip_code = device_code((REPO / SOURCES[program]).read_text())
+    # The shuffle is the one line spelled per vendor; it must appear exactly where CUDA has its own.
+    assert hip_code.count("__shfl") == hip_code.count(VENDOR_SHUFFLE["hip"])
+    hip = hip_code.replace(VENDOR_SHUFFLE["hip"], VENDOR_SHUFFLE["cuda"]).split()
     cuda = device_code((REPO / CUDA_SOURCES[program]).read_text()).split()
     if hip != cuda:
         diff = "\n".join(difflib.unified_diff(cuda, hip, CUDA_SOURCES[program], SOURCES[program], lineterm="", n=8))
@@ -421,6 +429,10 @@ SCAN_RUNS = [
     pytest.param(["--part", "3", "--n", "100003", "--threads", "128", "--items", "4", "--pattern", "random",
                   "--seed", "99"], id="items-4-float4-runs-partial-tiles"),
     pytest.param(["--part", "3", "--n", "1000003", "--threads", "64", "--items", "16"], id="items-16-64-threads"),
+    pytest.param(["--part", "3", "--n", "1000003", "--threads", "256", "--items", "4", "--block-scan", "warp",
+                  "--pattern", "random", "--seed", "12"], id="warp-shuffle-block-scan-256x4"),
+    pytest.param(["--part", "3", "--n", "70001", "--threads", "1024", "--block-scan", "warp"],
+                 id="warp-shuffle-block-scan-32-warps"),
 ]
 
 

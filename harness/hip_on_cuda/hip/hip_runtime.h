@@ -11,10 +11,11 @@
 // program that needs a HIP call missing here fails to compile, naming the call: add
 // it here, mapped to its CUDA twin, when a lesson starts using it.
 //
-// Device code needs no mapping: __global__, __shared__ (extern, dynamically sized),
-// __syncthreads, threadIdx/blockIdx/blockDim, warpSize, float4/uint4 and the <<<>>>
-// launch are spelled the same in HIP and CUDA. warpSize is the hardware's: 32 on
-// NVIDIA, so code run through this header never runs with a 64-lane wavefront.
+// Device code needs one mapping (the warp shuffle, at the end of this file):
+// __global__, __shared__ (extern, dynamically sized), __syncthreads,
+// threadIdx/blockIdx/blockDim, warpSize, float4/uint4 and the <<<>>> launch are
+// spelled the same in HIP and CUDA. warpSize is the hardware's: 32 on NVIDIA, so
+// code run through this header never runs with a 64-lane wavefront.
 //
 // The harness uses it to run the HIP programs with the CUDA programs' inputs and
 // compare their tables line for line (harness/test_a05_hip.py).
@@ -121,3 +122,13 @@ inline hipError_t hipEventSynchronize(hipEvent_t event) { return cudaEventSynchr
 inline hipError_t hipEventElapsedTime(float* ms, hipEvent_t start, hipEvent_t stop) {
     return cudaEventElapsedTime(ms, start, stop);
 }
+
+// ---- warp shuffles -----------------------------------------------------------------
+//
+// HIP's __shfl_up(var, delta[, width]) has every lane of the wavefront take part and
+// takes no lane mask; CUDA (since Volta's independent thread scheduling) wants the mask
+// of participating lanes. All 32 lanes take part wherever the programs shuffle, so the
+// full mask is the faithful translation. CUDA still declares a deprecated, maskless
+// __shfl_up that sm_70 and newer refuse, so this must be a macro, defined after CUDA's
+// headers, rather than an overload.
+#define __shfl_up(var, ...) __shfl_up_sync(0xffffffffu, (var), __VA_ARGS__)
