@@ -381,6 +381,15 @@ def test_scan_warp_block_scan_exact(scan, threads, items, n):
 
 
 @pytest.mark.gpu
+def test_warp_block_scan_refuses_more_warp_totals_than_one_warp_scans(scan):
+    # 1024 threads x 8 items: 32 warps x 2 chunks = 64 totals for warp 0's 32 lanes.
+    result = run_on_gpu([scan, "--part", "3", "--n", "5000", "--threads", "1024", "--items", "8",
+                         "--block-scan", "warp", "--check-only"])
+    assert result.returncode == EXIT_USAGE, result.describe()
+    assert "--block-scan warp needs" in result.stderr
+
+
+@pytest.mark.gpu
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern, seed", [("cycle", 0), ("random", 31)], ids=["cycle", "random"])
 def test_three_phase_past_three_recursion_levels(scan, pattern, seed):

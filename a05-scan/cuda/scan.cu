@@ -315,67 +315,104 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
     return total;
 }
 
-// A thread's run of kItems consecutive elements, to and from registers. On a full
-// tile with kItems a multiple of 4, as 16-byte float4 accesses: a tile starts at a
-// multiple of its size and a run at a multiple of kItems, so with a 16-byte-aligned
-// array (cudaMalloc gives 256) every float4 is aligned. A partial tile takes the
-// guarded scalar path and loads the identity past the end.
+// How a thread's kItems elements sit in its tile. They come in chunks of kChunk
+// consecutive elements (4, one 16-byte float4, when kItems is a multiple of 4;
+// otherwise the whole run), and chunk c of thread tid is chunk c * blockDim.x + tid
+// of the tile. So one load instruction of a warp covers 32 consecutive float4s,
+// 512 contiguous bytes, however many chunks a thread owns, and a thread with 16
+// items has four independent 16-byte loads in flight at once. (Giving each thread
+// 16 consecutive elements instead would spread one instruction's lanes 64 bytes
+// apart: every sector touched four times.) The tile's elements, in order, are then
+// chunk 0 of every thread, then chunk 1 of every thread, and so on.
 template <int kItems>
-__device__ __forceinline__ void load_run(const float* __restrict__ src, size_t first, size_t n, bool full_tile,
+struct RunShape {
+    static constexpr int kChunk = kItems % 4 == 0 ? 4 : kItems;
+    static constexpr int kChunks = kItems / kChunk;
+};
+
+// Element j of chunk c of this thread.
+template <int kItems>
+__device__ __forceinline__ size_t run_element(size_t base, unsigned int tid, int c, int j) {
+    using S = RunShape<kItems>;
+    return base + (size_t(c) * blockDim.x + tid) * S::kChunk + size_t(j);
+}
+
+// A thread's elements to and from registers, v[c * kChunk + j] = element j of chunk
+// c. On a full tile, float4 accesses: a tile starts at a multiple of its size, so in
+// a 16-byte-aligned array (cudaMalloc gives 256) every chunk is aligned. A partial
+// tile takes the guarded scalar path and loads the identity past the end.
+template <int kItems>
+__device__ __forceinline__ void load_run(const float* __restrict__ src, size_t base, size_t n, bool full_tile,
                                          float (&v)[kItems]) {
-    if constexpr (kItems % 4 == 0) {
+    using S = RunShape<kItems>;
+    const unsigned int tid = threadIdx.x;
+    if constexpr (S::kChunk == 4) {
         if (full_tile) {
-            const float4* src4 = reinterpret_cast<const float4*>(src + first);
 #pragma unroll
-            for (int q = 0; q < kItems / 4; ++q) {
-                const float4 f = src4[q];
-                v[4 * q + 0] = f.x;
-                v[4 * q + 1] = f.y;
-                v[4 * q + 2] = f.z;
-                v[4 * q + 3] = f.w;
+            for (int c = 0; c < S::kChunks; ++c) {
+                const float4 f = *reinterpret_cast<const float4*>(src + run_element<kItems>(base, tid, c, 0));
+                v[4 * c + 0] = f.x;
+                v[4 * c + 1] = f.y;
+                v[4 * c + 2] = f.z;
+                v[4 * c + 3] = f.w;
             }
             return;
         }
     }
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) v[k] = first + k < n ? src[first + k] : 0.0f;
+    for (int c = 0; c < S::kChunks; ++c) {
+#pragma unroll
+        for (int j = 0; j < S::kChunk; ++j) {
+            const size_t i = run_element<kItems>(base, tid, c, j);
+            v[c * S::kChunk + j] = i < n ? src[i] : 0.0f;
+        }
+    }
 }
 
 template <int kItems>
-__device__ __forceinline__ void store_run(float* __restrict__ dst, size_t first, size_t n, bool full_tile,
+__device__ __forceinline__ void store_run(float* __restrict__ dst, size_t base, size_t n, bool full_tile,
                                           const float (&v)[kItems]) {
-    if constexpr (kItems % 4 == 0) {
+    using S = RunShape<kItems>;
+    const unsigned int tid = threadIdx.x;
+    if constexpr (S::kChunk == 4) {
         if (full_tile) {
-            float4* dst4 = reinterpret_cast<float4*>(dst + first);
 #pragma unroll
-            for (int q = 0; q < kItems / 4; ++q) {
-                dst4[q] = make_float4(v[4 * q + 0], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
+            for (int c = 0; c < S::kChunks; ++c) {
+                *reinterpret_cast<float4*>(dst + run_element<kItems>(base, tid, c, 0)) =
+                    make_float4(v[4 * c + 0], v[4 * c + 1], v[4 * c + 2], v[4 * c + 3]);
             }
             return;
         }
     }
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-        if (first + k < n) dst[first + k] = v[k];
+    for (int c = 0; c < S::kChunks; ++c) {
+#pragma unroll
+        for (int j = 0; j < S::kChunk; ++j) {
+            const size_t i = run_element<kItems>(base, tid, c, j);
+            if (i < n) dst[i] = v[c * S::kChunk + j];
+        }
     }
 }
 
-// A thread's run: its sum, and its exclusive scan in place starting from `before`
-// (what comes before the run). Sequential, in registers: kItems - 1 and kItems adds.
+// One chunk of a thread's run: its sum, and its exclusive scan in place starting
+// from `before` (everything in the tile that comes before the chunk). Sequential, in
+// registers.
 template <int kItems>
-__device__ __forceinline__ float run_sum(const float (&v)[kItems]) {
-    float total = v[0];
+__device__ __forceinline__ float chunk_sum(const float (&v)[kItems], int c) {
+    using S = RunShape<kItems>;
+    float total = v[c * S::kChunk];
 #pragma unroll
-    for (int k = 1; k < kItems; ++k) total += v[k];
+    for (int j = 1; j < S::kChunk; ++j) total += v[c * S::kChunk + j];
     return total;
 }
 
 template <int kItems>
-__device__ __forceinline__ void exclusive_run(float (&v)[kItems], float before) {
+__device__ __forceinline__ void exclusive_chunk(float (&v)[kItems], int c, float before) {
+    using S = RunShape<kItems>;
 #pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-        const float x = v[k];
-        v[k] = before;
+    for (int j = 0; j < S::kChunk; ++j) {
+        const float x = v[c * S::kChunk + j];
+        v[c * S::kChunk + j] = before;
         before += x;
     }
 }
@@ -384,27 +421,40 @@ __device__ __forceinline__ void exclusive_run(float (&v)[kItems], float before) 
 // of the 3-phase scan: when tile_sums is not null, thread 0 writes the tile's total
 // to tile_sums[blockIdx.x], the number an exclusive scan otherwise drops.
 // With kItems = 1 this is the lesson's kernel, one element per thread. With more,
-// each thread adds up its own run in registers, the block runs the same tree over
-// the per-thread totals, and each thread rescans its run starting from its offset.
-// Shared memory: blockDim.x words, plus one per 32 when padded.
+// each thread adds up its chunk in registers, the block runs the same tree over the
+// per-thread totals, and each thread rescans its chunk starting from its offset.
+// With several chunks a thread (kItems 8 and 16) the tree runs once per chunk, and
+// thread 0 hands each chunk's total to everybody through one extra word, because
+// every later chunk starts after it. Shared memory: blockDim.x words, plus one per
+// 32 when padded, plus that one word.
 template <int kItems, bool kPadded>
 __global__ void blelloch_scan_tile(const float* __restrict__ in, float* __restrict__ out,
                                    float* __restrict__ tile_sums, size_t n) {
+    using S = RunShape<kItems>;
     extern __shared__ float temp[];
     const unsigned int tid = threadIdx.x;
     const size_t tile = size_t(blockDim.x) * kItems;
     const size_t base = size_t(blockIdx.x) * tile;
-    const size_t first = base + size_t(tid) * kItems;
     const bool full_tile = base + tile <= n;
+    const unsigned int handover = smem_index<kPadded>(blockDim.x);  // the extra word
 
     float v[kItems];
-    load_run<kItems>(in, first, n, full_tile, v);
-    temp[smem_index<kPadded>(tid)] = run_sum<kItems>(v);
-
-    const float tile_total = blelloch_block_scan<kPadded>(temp, tid, blockDim.x);
-
-    exclusive_run<kItems>(v, temp[smem_index<kPadded>(tid)]);  // from everything before this thread's run
-    store_run<kItems>(out, first, n, full_tile, v);
+    load_run<kItems>(in, base, n, full_tile, v);
+    float tile_total = 0.0f;  // the chunks so far: in thread 0 always, in every thread with several chunks
+#pragma unroll
+    for (int c = 0; c < S::kChunks; ++c) {
+        temp[smem_index<kPadded>(tid)] = chunk_sum<kItems>(v, c);
+        float chunk_total = blelloch_block_scan<kPadded>(temp, tid, blockDim.x);  // thread 0's alone
+        const float before = tile_total + temp[smem_index<kPadded>(tid)];
+        if constexpr (S::kChunks > 1) {
+            if (tid == 0) temp[handover] = chunk_total;
+            __syncthreads();
+            chunk_total = temp[handover];
+        }
+        exclusive_chunk<kItems>(v, c, before);
+        tile_total += chunk_total;
+    }
+    store_run<kItems>(out, base, n, full_tile, v);
     if (tid == 0 && tile_sums != nullptr) tile_sums[blockIdx.x] = tile_total;
 }
 
@@ -428,71 +478,86 @@ __device__ __forceinline__ float warp_inclusive_scan(float v, unsigned int lane)
     return v;
 }
 
-// Exclusive scan of one value per thread across the block, from warp scans: every
-// warp scans its own lanes, each warp's last lane publishes the warp's total, warp 0
-// scans those totals, and every thread adds the totals of the warps before its own.
-// Two barriers, against Blelloch's 2 log2 T + 2. Needs blockDim.x to be a multiple of
-// warpSize and at most warpSize warps (the host checks both). Every thread gets the
-// block's total in `block_total`.
-__device__ float warp_block_exclusive_scan(float v, float* warp_totals, float& block_total) {
+// Exclusive scan across the block of kChunks values per thread, in the tile's order
+// (every thread's value 0, then every thread's value 1, ...), from warp scans: every
+// warp scans its lanes, each warp's last lane publishes the warp's totals, warp 0
+// scans those kChunks * warps totals in one go, and every value gets the totals
+// before its warp plus the lanes before it. Two barriers, against Blelloch's
+// 2 log2 T + 2 per chunk. Needs blockDim.x a multiple of warpSize and kChunks * warps
+// at most warpSize (the host checks both). Every thread gets the block's total.
+template <int kChunks>
+__device__ void warp_block_exclusive_scan(const float (&value)[kChunks], float (&before)[kChunks],
+                                          float* warp_totals, float& block_total) {
     const unsigned int lane = threadIdx.x % warpSize;
     const unsigned int warp = threadIdx.x / warpSize;
     const unsigned int warps = blockDim.x / warpSize;
-    const float inclusive = warp_inclusive_scan(v, lane);
-    if (lane == unsigned(warpSize) - 1) warp_totals[warp] = inclusive;
-    __syncthreads();
-    if (warp == 0) {  // the whole of warp 0 takes this branch, so its shuffles have every lane
-        const float total = lane < warps ? warp_totals[lane] : 0.0f;
-        const float scanned = warp_inclusive_scan(total, lane);
-        if (lane < warps) warp_totals[lane] = scanned;
+    const unsigned int count = kChunks * warps;
+    float inclusive[kChunks];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) inclusive[c] = warp_inclusive_scan(value[c], lane);
+    if (lane == unsigned(warpSize) - 1) {
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) warp_totals[c * warps + warp] = inclusive[c];
     }
     __syncthreads();
-    block_total = warp_totals[warps - 1];
-    const float before_warp = warp > 0 ? warp_totals[warp - 1] : 0.0f;
-    const float before_lane = shuffle_up(inclusive, 1);  // exclusive within the warp
-    return before_warp + (lane > 0 ? before_lane : 0.0f);
+    if (warp == 0) {  // the whole of warp 0 takes this branch, so its shuffles have every lane
+        const float total = lane < count ? warp_totals[lane] : 0.0f;
+        const float scanned = warp_inclusive_scan(total, lane);
+        if (lane < count) warp_totals[lane] = scanned;
+    }
+    __syncthreads();
+    block_total = warp_totals[count - 1];
+#pragma unroll
+    for (int c = 0; c < kChunks; ++c) {
+        const unsigned int slot = c * warps + warp;
+        const float before_warp = slot > 0 ? warp_totals[slot - 1] : 0.0f;
+        const float before_lane = shuffle_up(inclusive[c], 1);  // exclusive within the warp
+        before[c] = before_warp + (lane > 0 ? before_lane : 0.0f);
+    }
 }
 
-// The tile scan of blelloch_scan_tile (runs of kItems per thread, the tile's total
-// to tile_sums for phase 1) with the per-thread totals scanned by warp shuffles
-// instead of Blelloch's tree: Part 3's --block-scan warp. Same loads, same stores,
-// 16 fewer barriers at 256 threads. Shared memory: one word per warp.
+// The tile scan of blelloch_scan_tile (the same chunks, the tile's total to
+// tile_sums for phase 1) with the per-thread totals scanned by warp shuffles instead
+// of Blelloch's tree: Part 3's --block-scan warp. Same loads, same stores, two
+// barriers instead of 18 a chunk at 256 threads. Shared memory: kChunks words a warp.
 template <int kItems>
 __global__ void warp_scan_tile(const float* __restrict__ in, float* __restrict__ out,
                                float* __restrict__ tile_sums, size_t n) {
+    using S = RunShape<kItems>;
     extern __shared__ float warp_totals[];
-    const unsigned int tid = threadIdx.x;
     const size_t tile = size_t(blockDim.x) * kItems;
     const size_t base = size_t(blockIdx.x) * tile;
-    const size_t first = base + size_t(tid) * kItems;
     const bool full_tile = base + tile <= n;
 
     float v[kItems];
-    load_run<kItems>(in, first, n, full_tile, v);
+    load_run<kItems>(in, base, n, full_tile, v);
+    float sums[S::kChunks], before[S::kChunks];
+#pragma unroll
+    for (int c = 0; c < S::kChunks; ++c) sums[c] = chunk_sum<kItems>(v, c);
     float tile_total = 0.0f;
-    const float before_run = warp_block_exclusive_scan(run_sum<kItems>(v), warp_totals, tile_total);
-    exclusive_run<kItems>(v, before_run);
-    store_run<kItems>(out, first, n, full_tile, v);
-    if (tid == 0 && tile_sums != nullptr) tile_sums[blockIdx.x] = tile_total;
+    warp_block_exclusive_scan<S::kChunks>(sums, before, warp_totals, tile_total);
+#pragma unroll
+    for (int c = 0; c < S::kChunks; ++c) exclusive_chunk<kItems>(v, c, before[c]);
+    store_run<kItems>(out, base, n, full_tile, v);
+    if (threadIdx.x == 0 && tile_sums != nullptr) tile_sums[blockIdx.x] = tile_total;
 }
 
 // Phase 3: add tile t's offset (the exclusive scan of the tile totals) to every
-// element of tile t. Same tiles, same runs per thread as phase 1. No shared memory,
-// no barriers: one more full read and write of the array, which is the price of
-// using kernel boundaries as the only grid-wide barrier.
+// element of tile t. Same tiles, same chunks per thread as phase 1. No shared
+// memory, no barriers: one more full read and write of the array, which is the
+// price of using kernel boundaries as the only grid-wide barrier.
 template <int kItems>
 __global__ void add_tile_offsets(float* __restrict__ data, const float* __restrict__ tile_offsets, size_t n) {
     const size_t tile = size_t(blockDim.x) * kItems;
     const size_t base = size_t(blockIdx.x) * tile;
-    const size_t first = base + size_t(threadIdx.x) * kItems;
     const bool full_tile = base + tile <= n;
     const float offset = tile_offsets[blockIdx.x];
 
     float v[kItems];
-    load_run<kItems>(data, first, n, full_tile, v);
+    load_run<kItems>(data, base, n, full_tile, v);
 #pragma unroll
     for (int k = 0; k < kItems; ++k) v[k] += offset;
-    store_run<kItems>(data, first, n, full_tile, v);
+    store_run<kItems>(data, base, n, full_tile, v);
 }
 
 // ---- host side: work per tile ------------------------------------------------
@@ -961,7 +1026,7 @@ template <int kItems>
 static void threePhaseScan(const ScanLevels& lv, bool padded, const float* d_in, float* d_out, const PhaseMarks* marks) {
     const size_t levels = lv.levels();
     if (levels == 0) return;  // n == 0: nothing to launch
-    const size_t smem = blellochSmemBytes(lv.threads, padded);
+    const size_t smem = blellochSmemBytes(lv.threads, padded) + sizeof(float);  // + the chunk-total handover word
     auto input = [&](size_t l) -> const float* { return l == 0 ? d_in : lv.sums[l - 1]; };
     auto output = [&](size_t l) -> float* { return l == 0 ? d_out : lv.scanned[l - 1]; };
 
@@ -971,7 +1036,7 @@ static void threePhaseScan(const ScanLevels& lv, bool padded, const float* d_in,
         float* tile_sums = l + 1 < levels ? lv.sums[l] : nullptr;
         const unsigned int grid = tilesOf(lv.sizes[l], lv.tile);
         if (lv.warp_scan) {
-            const size_t warp_smem = (lv.threads / lv.warp_size) * sizeof(float);
+            const size_t warp_smem = RunShape<kItems>::kChunks * (lv.threads / lv.warp_size) * sizeof(float);
             warp_scan_tile<kItems><<<grid, lv.threads, warp_smem>>>(input(l), output(l), tile_sums, lv.sizes[l]);
         } else if (padded) {
             blelloch_scan_tile<kItems, true><<<grid, lv.threads, smem>>>(input(l), output(l), tile_sums, lv.sizes[l]);
@@ -1218,10 +1283,13 @@ int main(int argc, char** argv) {
                      prop.maxThreadsPerBlock);
         return kExitUsage;
     }
+    // warp_block_exclusive_scan: whole warps, and one warp scans every warp's chunk totals.
     const unsigned int warp = unsigned(prop.warpSize);
-    if (opt.part[3] && opt.warp_scan && (opt.threads % warp != 0 || opt.threads / warp > warp)) {
-        std::fprintf(stderr, "scan: --block-scan warp needs --threads to be a multiple of this GPU's warp size (%u), "
-                             "with at most %u warps\n", warp, warp);
+    const unsigned int chunks = opt.items % 4 == 0 ? unsigned(opt.items) / 4 : 1;
+    if (opt.part[3] && opt.warp_scan && (opt.threads % warp != 0 || chunks * (opt.threads / warp) > warp)) {
+        std::fprintf(stderr, "scan: --block-scan warp needs --threads a multiple of this GPU's warp size (%u) and "
+                             "(items / 4) x warps at most %u; %u threads x %d items is not\n",
+                     warp, warp, opt.threads, opt.items);
         return kExitUsage;
     }
 
