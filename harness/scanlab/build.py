@@ -20,6 +20,7 @@ from pathlib import Path
 
 from . import env
 from .paths import REPO
+from .run import run_process
 
 # The two targets of the course: the page's Tesla T4 and Hopper. The newest
 # also ships as PTX, so a later GPU can still run the binary.
@@ -104,7 +105,7 @@ def compile_program(program: Program, out_dir: Path) -> Built:
     out = out_dir / program.name
     cmd = command(program, out)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=out_dir)
+        proc = run_process(cmd, capture_output=True, text=True, timeout=900, cwd=out_dir)
         return Built(program, out, cmd, proc.returncode, proc.stdout + proc.stderr)
     except FileNotFoundError as exc:
         return Built(program, out, cmd, -1, f"compiler not found: {exc}")

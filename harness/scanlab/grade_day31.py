@@ -24,6 +24,7 @@ from . import EXIT_NO_GPU
 from .build import Program, compile_program
 from .grading import NoGpu, Report, compare_exact, show
 from .paths import REPO
+from .run import run_process
 
 BLOCKS = (32, 64, 256, 1024)
 PAGE_N = 1_049_187
@@ -273,7 +274,11 @@ def grade(exercise: str, submission: Path, workdir: Path, seed: int) -> Report:
         data_in.write_bytes(array("f", case.values).tobytes())
         command = [str(built.path), "--input", str(data_in), "--output", str(data_out)]
         try:
-            proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
+            proc = run_process(command, capture_output=True, text=True, timeout=120)
+        except OSError as exc:
+            report.add("runs", False, f"{case.label}: the grader could not start its checker ({exc}); "
+                                      "a harness problem, not yours")
+            return report
         except subprocess.TimeoutExpired:
             report.add("runs", False, f"{case.label}: the kernels did not finish within 120 s (a hang: a barrier "
                                       "some lanes never reach, or a loop that never ends?)")

@@ -26,7 +26,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import time
 from array import array
 from dataclasses import dataclass
 from functools import cached_property
@@ -36,6 +35,7 @@ from typing import Callable
 
 from .grading import Report
 from .paths import REPO
+from .run import run_process
 
 DRIVERS = REPO / "harness" / "drivers"
 COUNTING_PROGRAM = REPO / "solutions" / "03_scan_analysis.cpp"
@@ -79,7 +79,7 @@ def compile_cxx(source: Path, exe: Path, include_dirs: tuple[Path, ...] = ()) ->
     if cxx is None:
         return Built(False, exe, command, "no C++ compiler: g++ is not on PATH (set CXX to choose one)")
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=COMPILE_TIMEOUT_S)
+        proc = run_process(command, capture_output=True, text=True, errors="replace", timeout=COMPILE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         return Built(False, exe, command, f"the compiler did not finish within {COMPILE_TIMEOUT_S:g} s")
     except OSError as exc:
@@ -142,19 +142,15 @@ def run_driver(exe: Path, args: list, timeout: float, expected_words: int) -> Ra
     command = [str(exe), *map(str, args)]
     output = Path(args[-1])
     output.unlink(missing_ok=True)
-    for attempt in range(3):
-        try:
-            # In the work folder, with no stdin: what the submission does stays there and cannot wait on input.
-            proc = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=timeout,
-                                  stdin=subprocess.DEVNULL, cwd=exe.parent)
-            break
-        except subprocess.TimeoutExpired:
-            return Ran(False, f"did not finish within {timeout:g} s (an endless loop, such as a loop variable "
-                              "that never grows, or far more work than a scan needs?)", True)
-        except OSError as exc:  # the exec itself failed; seen transiently on loaded machines
-            if attempt == 2:
-                return Ran(False, f"the grader could not start its driver ({exc}); a harness problem, not yours")
-            time.sleep(0.2)
+    try:
+        # In the work folder, with no stdin: what the submission does stays there and cannot wait on input.
+        proc = run_process(command, capture_output=True, text=True, errors="replace", timeout=timeout,
+                           stdin=subprocess.DEVNULL, cwd=exe.parent)
+    except subprocess.TimeoutExpired:
+        return Ran(False, f"did not finish within {timeout:g} s (an endless loop, such as a loop variable "
+                          "that never grows, or far more work than a scan needs?)", True)
+    except OSError as exc:  # the exec itself failed, even after run_process's retries
+        return Ran(False, f"the grader could not start its driver ({exc}); a harness problem, not yours")
     if proc.returncode == 0:
         words = read_words(output) if output.is_file() else None
         if words is None or len(words) != expected_words:
@@ -991,7 +987,7 @@ def _count(workdir: Path, timeout: float) -> tuple[dict[str, str] | None, str, s
         return None, built.reproduce, f"it did not compile:\n{built.output}"
     command = [str(built.exe), "--n", "1024,1000", "--slots"]
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=max(timeout, 60))
+        proc = run_process(command, capture_output=True, text=True, timeout=max(timeout, 60))
     except subprocess.TimeoutExpired:
         return None, shlex.join(command), "it did not finish"
     except OSError as exc:

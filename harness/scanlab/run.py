@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import re
 import shlex
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +31,27 @@ class Result:
                 f"--- stdout ---\n{self.stdout}--- stderr ---\n{self.stderr}")
 
 
+# exec failures seen to pass on a loaded machine: "Bad address" (EFAULT), "Text file
+# busy" (a binary another thread has just written), "Resource temporarily unavailable".
+TRANSIENT_EXEC_ERRORS = {errno.EFAULT, errno.ETXTBSY, errno.EAGAIN}
+
+
+def run_process(command: list, attempts: int = 3, **kwargs) -> subprocess.CompletedProcess:
+    """subprocess.run, retrying a start that failed for a transient reason.
+
+    Every process the harness and the graders start goes through here. A program
+    that starts and then fails is never retried; only the exec itself is.
+    """
+    for attempt in range(attempts):
+        try:
+            return subprocess.run(command, **kwargs)
+        except OSError as exc:
+            if exc.errno not in TRANSIENT_EXEC_ERRORS or attempt == attempts - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
 def run(command: list, timeout: float = 300, env_vars: dict | None = None, cwd: Path | None = None) -> Result:
     """Run a program; a hang fails the test with the command, never blocks the suite."""
     import os
@@ -39,7 +62,7 @@ def run(command: list, timeout: float = 300, env_vars: dict | None = None, cwd: 
         environment = dict(os.environ)
         environment.update(env_vars)
     try:
-        proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment, cwd=cwd)
+        proc = run_process(command, capture_output=True, text=True, timeout=timeout, env=environment, cwd=cwd)
     except subprocess.TimeoutExpired:
         import pytest
 

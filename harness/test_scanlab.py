@@ -1,0 +1,85 @@
+"""The harness's own plumbing: process starts, table parsing, the strict switch."""
+
+from __future__ import annotations
+
+import errno
+import subprocess
+
+import pytest
+
+from scanlab import env
+from scanlab.run import parse_table, run_process
+
+
+def flaky_run(failures: list[int]):
+    """A stand-in for subprocess.run that fails with the given errnos first."""
+    calls = []
+
+    def fake(command, **kwargs):
+        calls.append(command)
+        if failures:
+            raise OSError(failures.pop(0), "injected")
+        return subprocess.CompletedProcess(command, 0, "ok", "")
+    return fake, calls
+
+
+def test_run_process_retries_a_transient_exec_failure(monkeypatch):
+    fake, calls = flaky_run([errno.EFAULT, errno.ETXTBSY])
+    monkeypatch.setattr(subprocess, "run", fake)
+    assert run_process(["prog"]).stdout == "ok"
+    assert len(calls) == 3
+
+
+def test_run_process_gives_up_after_its_attempts(monkeypatch):
+    fake, calls = flaky_run([errno.EFAULT] * 5)
+    monkeypatch.setattr(subprocess, "run", fake)
+    with pytest.raises(OSError):
+        run_process(["prog"], attempts=3)
+    assert len(calls) == 3
+
+
+def test_run_process_does_not_retry_a_missing_program(monkeypatch):
+    fake, calls = flaky_run([errno.ENOENT])
+    monkeypatch.setattr(subprocess, "run", fake)
+    with pytest.raises(OSError):
+        run_process(["no-such-program"])
+    assert len(calls) == 1
+
+
+TABLE = """header line
+threads  kernel                       mismatches   first bad  gated
+-------  ---------------------------  ----------   ---------  -----
+     32  inclusive, in place                   0           -     no
+    256  exclusive, double buffered           12          40    yes
+
+last line
+"""
+
+
+def test_parse_table_reads_rows_by_header():
+    rows = parse_table(TABLE, ["threads", "kernel", "mismatches", "first bad", "gated"])
+    assert rows == [
+        {"threads": "32", "kernel": "inclusive, in place", "mismatches": "0", "first bad": "-", "gated": "no"},
+        {"threads": "256", "kernel": "exclusive, double buffered", "mismatches": "12", "first bad": "40",
+         "gated": "yes"},
+    ]
+
+
+def test_parse_table_fails_on_a_missing_table_or_a_ragged_row():
+    with pytest.raises(AssertionError):
+        parse_table(TABLE, ["threads", "time"])
+    with pytest.raises(AssertionError):
+        parse_table(TABLE.replace("          40    yes", "          40"), ["threads", "kernel", "mismatches",
+                                                                            "first bad", "gated"])
+
+
+def test_strict_switch_turns_a_skip_into_a_failure(monkeypatch):
+    monkeypatch.setenv("SCANLAB_REQUIRE", "")
+    with pytest.raises(pytest.skip.Exception):
+        env.unavailable("gpu", "no GPU here")
+    monkeypatch.setenv("SCANLAB_REQUIRE", "nvcc,gpu")
+    with pytest.raises(pytest.fail.Exception):
+        env.unavailable("gpu", "no GPU here")
+    monkeypatch.setenv("SCANLAB_REQUIRE", "gpu,bogus")
+    with pytest.raises(pytest.UsageError):
+        env.required()
