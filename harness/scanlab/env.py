@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-KNOWN_REQUIREMENTS = ("nvcc", "hipcc", "gpu", "sanitizer", "triton", "ncu")
+KNOWN_REQUIREMENTS = ("nvcc", "hipcc", "gpu", "sanitizer", "triton", "ncu", "sandbox")
 
 
 def required() -> set[str]:

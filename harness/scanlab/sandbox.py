@@ -1,0 +1,649 @@
+"""Running submission code: a fresh scratch folder, an unprivileged user, limits, nothing left behind.
+
+Every process the graders start from a student's code (its compiler run, its
+link, the driver that calls its functions, the GPU runner that launches its
+kernels) goes through `Sandbox.run`. What the process gets:
+
+- a fresh scratch folder as its working directory, mounted at /sandbox, holding
+  only the files the grader `put` there for this run;
+- a cleaned environment (PATH, HOME, TMPDIR, LANG; LD_LIBRARY_PATH for GPU runs);
+- with bubblewrap (the normal case): a private mount namespace in which /usr and
+  a few files of /etc are read-only, /tmp is a private tmpfs and nothing else of
+  the machine exists (the repository, the grader's files and other students'
+  work are not there at all); private PID, IPC, UTS and network namespaces, so it
+  sees none of the grader's processes and reaches no network; the GPU device
+  nodes when the run needs the GPU;
+- a uid of its own (drawn from UID_RANGE, when the grader runs as root), so the
+  process limit counts only its processes and every process left is found;
+- limits on CPU time, wall time, address space, file size, processes and the
+  output it may print (the excess is read and discarded, then reported).
+
+When a run ends, every process it started is gone: the PID namespace dies with
+its first process, and every process still owned by the run's uid is killed.
+Without bubblewrap the runs still get their own uid, limits and clean-up, but
+the machine's files are visible to them; `isolation()` says which case holds,
+and `--require-sandbox` makes the graders refuse to run without full isolation.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import selectors
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .paths import REPO
+
+UID_RANGE = range(200_000, 300_000)  # the uids sandboxed runs get (when the grader runs as root)
+INSIDE = "/sandbox"  # where the scratch folder appears inside the sandbox
+MAX_GET_BYTES = 256 << 20
+OOM_EXIT = 91  # drivers' new_handler: print OOM_MARKER and _Exit(91)
+OOM_MARKER = "scanlab: out of memory"
+POLL_S = 0.05
+
+
+@dataclass(frozen=True)
+class Limits:
+    cpu_s: float = 10
+    wall_s: float = 20
+    memory_bytes: int | None = 2 << 30  # RLIMIT_AS; None for GPU runs (the driver maps a huge address space)
+    file_bytes: int = 64 << 20
+    processes: int = 64
+    output_bytes: int = 256 << 10  # per stream
+
+
+COMPILE_LIMITS = Limits(cpu_s=120, wall_s=180, memory_bytes=4 << 30, processes=64)
+GPU_LIMITS = Limits(cpu_s=60, wall_s=60, memory_bytes=None, processes=64)
+
+
+def _size(n: int) -> str:
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift and n % (1 << shift) == 0:
+            return f"{n >> shift} {unit}"
+    return f"{n} bytes"
+
+
+def _seconds(s: float) -> str:
+    return f"{s:g} s"
+
+
+@dataclass
+class Outcome:
+    command: list[str]
+    returncode: int  # negative: killed by that signal (as subprocess reports it)
+    stdout: str
+    stderr: str
+    output_dropped: int = 0  # bytes of stdout + stderr read and discarded past the cap
+    limit: str | None = None
+    signal: str | None = None
+    wall_s: float = 0.0
+    cpu_s: float = 0.0  # user + system time of every process of the run that was waited for
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and self.limit is None
+
+    def describe(self) -> str:
+        if self.limit:
+            return self.limit
+        if self.signal:
+            return f"killed by {self.signal}"
+        return f"exit status {self.returncode}"
+
+
+class SandboxUnavailable(RuntimeError):
+    """Full isolation was required and this machine cannot give it."""
+
+
+# ---- what this machine allows -------------------------------------------------------------
+
+def _bwrap() -> tuple[str, dict[str, str]] | None:
+    """The bubblewrap command (and the environment it needs), or None.
+
+    SCANLAB_BWRAP names a binary (for example one unpacked from Debian's .deb on
+    a machine where it is not installed; SCANLAB_BWRAP_LIBS then names the folder
+    holding the libcap it needs), or is "none" to run without it. Otherwise
+    `bwrap` on PATH.
+    """
+    if os.environ.get("SCANLAB_BWRAP") == "none":  # tests of the fallback
+        return None
+    named = os.environ.get("SCANLAB_BWRAP")
+    path = named if named and os.access(named, os.X_OK) else shutil.which("bwrap")
+    if not path:
+        return None
+    extra = {}
+    libs = os.environ.get("SCANLAB_BWRAP_LIBS")
+    if libs:
+        extra["LD_LIBRARY_PATH"] = libs
+    return path, extra
+
+
+_PROBED: dict[bool, tuple[str, str]] = {}
+
+
+def isolation(gpu: bool = False) -> tuple[str, str]:
+    """(level, one line saying what sandboxed runs get here). level: "full", "partial" or "none"."""
+    if gpu not in _PROBED:
+        _PROBED[gpu] = _probe(gpu)
+    return _PROBED[gpu]
+
+
+def _probe(gpu: bool) -> tuple[str, str]:
+    root = os.geteuid() == 0
+    bw = _bwrap()
+    if bw is not None:
+        # Ask bubblewrap for a real run, as the graders will use it.
+        with tempfile.TemporaryDirectory(prefix="scanlab-probe-") as tmp:
+            try:
+                uid = _free_uid() if root else os.geteuid()
+                if root:
+                    os.chown(tmp, uid, uid)
+                argv = _bwrap_argv(bw[0], Path(tmp), uid, gpu, ["/usr/bin/true"], root)
+                proc = subprocess.run(["bwrap", *argv[1:]], executable=argv[0], capture_output=True, timeout=30,
+                                      env={**_host_env_for_bwrap(), **bw[1]})
+                if proc.returncode == 0:
+                    who = "a uid of its own" if root else "the grader's uid in a user namespace"
+                    return "full", (f"bubblewrap ({bw[0]}): private mount, PID, IPC and network namespaces, "
+                                    f"{who}, read-only /usr, the repository not visible, limits on time, "
+                                    "memory, files, processes and output")
+                why = proc.stderr.decode(errors="replace").strip().splitlines()
+                reason = why[-1] if why else f"exit status {proc.returncode}"
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                reason = str(exc)
+        fallback = f"bubblewrap could not start a sandbox here ({reason})"
+    else:
+        fallback = "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    if root:
+        return "partial", (f"{fallback}: runs get a uid of their own, limits and clean-up, but can READ "
+                           "the machine's files, the repository included")
+    return "none", (f"{fallback}, and the grader is not root: runs share the grader's uid and can read "
+                    "and write what it can; only limits and process-group clean-up apply")
+
+
+def _host_env_for_bwrap() -> dict[str, str]:
+    return {"PATH": "/usr/bin:/bin"}
+
+
+# ---- building the bubblewrap command line ------------------------------------------------
+
+def _system_binds() -> list[str]:
+    args = ["--ro-bind", "/usr", "/usr"]
+    for top in ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"):
+        if os.path.islink(top):
+            args += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            args += ["--ro-bind", top, top]
+    # bubblewrap makes missing parents 0700; /etc must be searchable by the run's uid.
+    args += ["--perms", "0755", "--dir", "/etc"]
+    for name in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives"):
+        if os.path.exists(name):
+            args += ["--ro-bind", name, name]
+    return args
+
+
+def _extra_tool_dirs() -> list[str]:
+    """Toolchain folders outside /usr (a CUDA installed under /opt, say), read-only."""
+    dirs = []
+    for tool in ("nvcc", "g++"):
+        found = shutil.which(tool) or ("/usr/local/cuda/bin/nvcc" if tool == "nvcc" else None)
+        if found and os.path.exists(found):
+            real = Path(found).resolve()
+            root = real.parent.parent  # .../bin/tool -> the toolchain's root
+            if not str(root).startswith("/usr/") and str(root) != "/usr" and root != Path("/"):
+                dirs.append(str(root))
+    return sorted(set(dirs))
+
+
+def _hidden_under_binds() -> list[str]:
+    """The repository, if it happens to live under a folder the sandbox binds: cover it."""
+    covered = []
+    repo = str(REPO.resolve())
+    for bound in ["/usr", *_extra_tool_dirs()]:
+        if repo == bound or repo.startswith(bound.rstrip("/") + "/"):
+            covered += ["--tmpfs", repo]
+    return covered
+
+
+def _gpu_binds() -> list[str]:
+    args = []
+    for dev in sorted(Path("/dev").glob("nvidia*")):
+        args += ["--dev-bind", str(dev), str(dev)]
+    if os.path.isdir("/sys"):
+        args += ["--ro-bind", "/sys", "/sys"]
+    args += ["--perms", "1777", "--tmpfs", "/dev/shm"]
+    return args
+
+
+def _inside_env(gpu: bool) -> dict[str, str]:
+    path = "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"
+    for extra in _extra_tool_dirs():
+        path = f"{extra}/bin:{path}"
+    env = {"PATH": path, "HOME": INSIDE, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
+    if gpu:
+        keep = [p for p in os.environ.get("LD_LIBRARY_PATH", "").split(":")
+                if p and os.path.isdir(p) and not p.startswith(str(REPO))]
+        if keep:
+            env["LD_LIBRARY_PATH"] = ":".join(keep)
+        for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES"):
+            if name in os.environ:
+                env[name] = os.environ[name]
+    return env
+
+
+def _limit_prefix(limits: Limits, cgroup: bool) -> list[str]:
+    prlimit = "/usr/bin/prlimit"
+    cpu = max(1, int(round(limits.cpu_s)))
+    # With a pids cgroup, the cgroup holds the limit (and says when it was hit); the
+    # rlimit stays as a backstop just above it.
+    nproc = limits.processes + 8 if cgroup else limits.processes
+    args = [prlimit, f"--cpu={cpu}:{cpu + 1}", f"--fsize={limits.file_bytes}", "--core=0",
+            f"--nproc={nproc}", "--nofile=256"]
+    if limits.memory_bytes is not None:
+        args.append(f"--as={limits.memory_bytes}")
+    return [*args, "--"]
+
+
+def _bwrap_argv(bwrap: str, scratch: Path, uid: int, gpu: bool, command: list[str], root: bool) -> list[str]:
+    argv = [bwrap, *_system_binds()]
+    for extra in _extra_tool_dirs():
+        argv += ["--ro-bind", extra, extra]
+    argv += _hidden_under_binds()
+    argv += ["--proc", "/proc", "--dev", "/dev"]
+    if gpu:
+        argv += _gpu_binds()
+    argv += ["--perms", "1777", "--size", str(1 << 30), "--tmpfs", "/tmp",
+             "--bind", str(scratch), INSIDE, "--chdir", INSIDE,
+             "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+             "--die-with-parent", "--new-session", "--clearenv"]
+    for key, value in _inside_env(gpu).items():
+        argv += ["--setenv", key, value]
+    if root:
+        # Real root outside, no user namespace: bubblewrap keeps only the two capabilities
+        # setpriv needs to become the run's own uid, and setpriv drops everything else.
+        argv += ["--cap-add", "CAP_SETUID,CAP_SETGID", "--", "/usr/bin/setpriv", f"--reuid={uid}",
+                 f"--regid={uid}", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all",
+                 "--no-new-privs", "--"]
+    else:
+        argv += ["--unshare-user", "--"]
+    return argv + command
+
+
+# ---- processes of a uid ------------------------------------------------------------------------
+
+def processes_of(uid: int) -> list[int]:
+    pids = []
+    try:
+        entries = os.scandir("/proc")
+    except OSError:
+        return pids
+    with entries:
+        for entry in entries:
+            if entry.name.isdigit():
+                try:
+                    if entry.stat().st_uid == uid:
+                        pids.append(int(entry.name))
+                except OSError:
+                    pass
+    return pids
+
+
+def kill_uid(uid: int, rounds: int = 50) -> None:
+    """SIGKILL every process of `uid` until none is left (new ones may appear while forking)."""
+    for _ in range(rounds):
+        pids = processes_of(uid)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.02)
+
+
+def _free_uid() -> int:
+    rng = random.SystemRandom()
+    for _ in range(100):
+        uid = rng.choice(UID_RANGE)
+        if not processes_of(uid):
+            return uid
+    raise RuntimeError("no free sandbox uid")
+
+
+# ---- a pids cgroup per run, where the machine has one -------------------------------------
+
+_CGROUP_BASE: list = []
+
+
+def _pids_cgroup_base() -> Path | None:
+    """Where runs get a pids cgroup of their own (cgroup v1 or v2), or None.
+
+    With one, the process limit is the cgroup's pids.max and a run that hit it is
+    known exactly (pids.events); without one, RLIMIT_NPROC still holds the limit
+    and the grader can only notice a hit by counting the run's processes.
+    """
+    if _CGROUP_BASE:
+        return _CGROUP_BASE[0]
+    found = None
+    if os.geteuid() == 0 and os.environ.get("SCANLAB_NO_CGROUP") is None:
+        for base in (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup")):
+            try:
+                if base == Path("/sys/fs/cgroup"):
+                    if "pids" not in (base / "cgroup.controllers").read_text().split():
+                        continue
+                    control = base / "cgroup.subtree_control"
+                    if "pids" not in control.read_text().split():
+                        control.write_text("+pids")
+                elif not (base / "cgroup.procs").exists():
+                    continue
+                probe = base / f"scanlab-probe-{os.getpid()}"
+                probe.mkdir()
+                ok = (probe / "pids.max").exists() and (probe / "pids.events").exists()
+                probe.rmdir()
+                if ok:
+                    found = base
+                    break
+            except OSError:
+                continue
+    _CGROUP_BASE.append(found)
+    return found
+
+
+def _cgroup_hits(group: Path) -> int:
+    try:
+        for line in (group / "pids.events").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "max":
+                return int(value)
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def _cgroup_remove(group: Path) -> None:
+    for _ in range(50):
+        try:
+            pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
+        except OSError:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            group.rmdir()
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+# ---- the sandbox -----------------------------------------------------------------------------
+
+class Sandbox:
+    """A scratch folder and the runs made in it; `with Sandbox() as box:` cleans up on exit."""
+
+    def __init__(self, gpu: bool = False, require: bool = False):
+        self.gpu = gpu
+        self.level, self.isolation = isolation(gpu)
+        if require and self.level != "full":
+            raise SandboxUnavailable(self.isolation)
+        self.root = os.geteuid() == 0
+        self.uid = _free_uid() if self.root else os.geteuid()
+        base = os.environ.get("SCANLAB_SCRATCH") or None
+        self.scratch = Path(tempfile.mkdtemp(prefix="scanlab-box-", dir=base))
+        if self.root:
+            os.chown(self.scratch, self.uid, self.uid)
+        os.chmod(self.scratch, 0o700)
+        self._dir_fd = os.open(self.scratch, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        self.runs: list[Outcome] = []
+
+    # -- files in and out
+    def put(self, name: str, data: bytes | Path, executable: bool | None = None) -> str:
+        """Write a file into the scratch folder (a plain name; never follows a link there)."""
+        if "/" in name or name in ("", ".", ".."):
+            raise ValueError(f"not a plain file name: {name!r}")
+        if isinstance(data, Path):
+            if executable is None:
+                executable = os.access(data, os.X_OK)
+            data = data.read_bytes()
+        try:
+            os.unlink(name, dir_fd=self._dir_fd)
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            shutil.rmtree(self.scratch / name)
+        mode = 0o755 if executable else 0o644
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode, dir_fd=self._dir_fd)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(name, mode, dir_fd=self._dir_fd)
+        return name
+
+    def get(self, name: str, limit: int = MAX_GET_BYTES) -> bytes | None:
+        """A regular file's bytes from the scratch folder; None if missing, a link, a FIFO... or too big."""
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=self._dir_fd)
+        except OSError:
+            return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+                return None
+            chunks, total = [], 0
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > limit:
+                    return None
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    # -- running
+    def run(self, command: list[str], limits: Limits = Limits(), stdin: bytes | None = None) -> Outcome:
+        command = [str(c) for c in command]
+        bw = _bwrap() if self.level == "full" else None
+        inner = _limit_prefix(limits, _pids_cgroup_base() is not None) + command
+        start = time.monotonic()
+        popen_kwargs: dict = dict(stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                                  close_fds=True)
+        group = None
+        base = _pids_cgroup_base()
+        if base is not None:
+            group = base / f"scanlab-{self.uid}-{len(self.runs)}-{os.getpid()}"
+            try:
+                group.mkdir()
+                # + 2: bubblewrap's own two processes (its monitor and PID 1 of the namespace).
+                (group / "pids.max").write_text(str(limits.processes + 2))
+            except OSError:
+                group = None
+        if bw is not None:
+            argv = _bwrap_argv(bw[0], self.scratch, self.uid, self.gpu, inner, self.root)
+            env = {**_host_env_for_bwrap(), **bw[1]}
+            signal_offset = True
+        else:
+            argv = inner
+            env = _inside_env(self.gpu)
+            env["HOME"] = str(self.scratch)
+            if self.root:
+                # Become the run's uid, then exec: setpriv does it without a Python preexec_fn.
+                argv = ["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
+                        "--no-new-privs", "--", *argv]
+            signal_offset = False
+        if group is not None:
+            # The shell joins the cgroup, then becomes the command: nothing forks before it is in.
+            argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs"), *argv]
+        try:
+            proc = _popen(argv, cwd=str(self.scratch), env=env, **popen_kwargs)
+            outcome = self._supervise(proc, command, limits, stdin, start)
+        finally:
+            hits = _cgroup_hits(group) if group is not None else 0
+            if group is not None:
+                _cgroup_remove(group)
+        if hits and outcome.limit is None:
+            outcome.limit = f"process limit {limits.processes} reached"
+        return self._interpret(outcome, limits, signal_offset)
+
+    def _supervise(self, proc: subprocess.Popen, command: list[str], limits: Limits, stdin: bytes | None,
+                   start: float) -> Outcome:
+        if stdin is not None:
+            try:
+                proc.stdin.write(stdin)
+            except OSError:
+                pass
+            proc.stdin.close()
+        sel = selectors.DefaultSelector()
+        buffers = {proc.stdout: bytearray(), proc.stderr: bytearray()}
+        for stream in buffers:
+            os.set_blocking(stream.fileno(), False)
+            sel.register(stream, selectors.EVENT_READ)
+        dropped = 0
+        limit = None
+        most_processes = 0
+        status = None
+        cpu_used = 0.0
+        ended_at = None
+
+        def take(stream, chunk: bytes) -> None:
+            nonlocal dropped
+            buf = buffers[stream]
+            room = max(0, limits.output_bytes - len(buf))
+            buf += chunk[:room]
+            dropped += len(chunk) - min(room, len(chunk))
+
+        while True:
+            for key, _ in sel.select(timeout=POLL_S):
+                try:
+                    chunk = os.read(key.fileobj.fileno(), 1 << 16)
+                except BlockingIOError:
+                    continue
+                if chunk:
+                    take(key.fileobj, chunk)
+                else:
+                    sel.unregister(key.fileobj)
+            now = time.monotonic()
+            if status is None:
+                pid, status_word, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    status, ended_at = status_word, now
+                    cpu_used = usage.ru_utime + usage.ru_stime
+            if self.root:
+                most_processes = max(most_processes, len(processes_of(self.uid)))
+            if status is None:
+                if now - start > limits.wall_s:
+                    limit = f"time limit {_seconds(limits.wall_s)} exceeded"
+                    self._kill(proc)
+                    _, status, usage = os.wait4(proc.pid, 0)
+                    cpu_used = usage.ru_utime + usage.ru_stime
+                    break
+                continue
+            if not sel.get_map():
+                break
+            # The first process has ended but something still holds its pipes: a leftover
+            # (without a PID namespace). Kill it and stop listening soon after.
+            self._sweep()
+            if now - ended_at > 1.0:
+                break
+        self._sweep()
+        for stream in buffers:
+            if stream in sel.get_map():
+                try:
+                    while chunk := os.read(stream.fileno(), 1 << 16):
+                        take(stream, chunk)
+                except OSError:
+                    pass
+            stream.close()
+        sel.close()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        outcome = Outcome(command, proc.returncode, buffers[proc.stdout].decode("utf-8", "replace"),
+                          buffers[proc.stderr].decode("utf-8", "replace"), dropped, limit,
+                          wall_s=time.monotonic() - start)
+        outcome.cpu_s = cpu_used
+        if self.root and not limit and most_processes >= limits.processes:
+            outcome.limit = f"process limit {limits.processes} reached"
+        return outcome
+
+    def _interpret(self, outcome: Outcome, limits: Limits, signal_offset: bool) -> Outcome:
+        rc = outcome.returncode
+        signum = None
+        if rc < 0:
+            signum = -rc
+        elif signal_offset and rc > 128:
+            try:
+                signal.Signals(rc - 128)
+                signum = rc - 128
+            except ValueError:
+                signum = None
+        if signum is not None:
+            name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else f"signal {signum}"
+            outcome.returncode = -signum
+            if outcome.limit is None:
+                if signum == signal.SIGXCPU or (signum == signal.SIGKILL and max(outcome.cpu_s, outcome.wall_s)
+                                                >= limits.cpu_s - 0.05):
+                    outcome.limit = f"CPU time limit {_seconds(limits.cpu_s)} exceeded"
+                elif signum == signal.SIGXFSZ:
+                    outcome.limit = f"file size limit {_size(limits.file_bytes)} exceeded"
+                elif limits.memory_bytes is not None and "std::bad_alloc" in outcome.stderr:
+                    outcome.limit = f"memory limit {_size(limits.memory_bytes)} exceeded"
+                else:
+                    outcome.signal = name
+        elif (rc == OOM_EXIT and OOM_MARKER in outcome.stderr and limits.memory_bytes is not None
+              and outcome.limit is None):
+            outcome.limit = f"memory limit {_size(limits.memory_bytes)} exceeded"
+        self.runs.append(outcome)
+        return outcome
+
+    def _kill(self, proc: subprocess.Popen) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._sweep()
+
+    def _sweep(self) -> None:
+        if self.root:
+            kill_uid(self.uid)
+
+    def close(self) -> None:
+        self._sweep()
+        try:
+            os.close(self._dir_fd)
+        except OSError:
+            pass
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _popen(argv: list[str], **kwargs) -> subprocess.Popen:
+    """Popen, retrying an exec that failed for a transient reason (see run.run_process)."""
+    from .run import TRANSIENT_EXEC_ERRORS
+
+    for attempt in range(3):
+        try:
+            return subprocess.Popen(argv, **kwargs)
+        except OSError as exc:
+            if exc.errno not in TRANSIENT_EXEC_ERRORS or attempt == 2:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+__all__ = ["Sandbox", "Limits", "Outcome", "COMPILE_LIMITS", "GPU_LIMITS", "UID_RANGE", "isolation",
+           "SandboxUnavailable", "processes_of", "kill_uid"]

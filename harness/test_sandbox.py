@@ -1,0 +1,177 @@
+"""The sandbox every submission process runs in (scanlab/sandbox.py).
+
+These run on any Linux machine. The isolation tests need bubblewrap and root
+(CI installs bubblewrap and runs as root); without them they skip with the
+reason, or fail when SCANLAB_REQUIRE names `sandbox`. The limit and clean-up
+tests also run in the fallback (no bubblewrap) mode, which instructors without
+bubblewrap get.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from scanlab import env
+from scanlab.paths import REPO
+from scanlab.sandbox import INSIDE, OOM_MARKER, UID_RANGE, Limits, Sandbox, isolation, processes_of
+
+SH = "/bin/sh"
+QUICK = Limits(cpu_s=5, wall_s=10)
+
+
+@pytest.fixture(params=["bubblewrap", "fallback"])
+def mode(request, monkeypatch):
+    """Every limit test runs with bubblewrap and without it."""
+    if request.param == "fallback":
+        monkeypatch.setenv("SCANLAB_BWRAP", "none")
+    else:
+        require_full_isolation()
+    import scanlab.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "_PROBED", {})
+    return request.param
+
+
+def require_full_isolation():
+    level, why = isolation()
+    if level != "full":
+        env.unavailable("sandbox", f"no full isolation here: {why}")
+
+
+def require_root():
+    if os.geteuid() != 0:
+        pytest.skip("the grader's own uid per run needs root")
+
+
+def test_nothing_of_the_repository_or_the_grader_is_visible():
+    require_full_isolation()
+    with Sandbox() as box:
+        hidden = box.run(["/usr/bin/test", "-e", str(REPO)], QUICK)
+        out = box.run([SH, "-c", "ls /; pwd; cat /proc/1/cmdline | tr '\\0' ' '; echo; "
+                                 "ls /proc | grep -c '^[0-9]'; env"], QUICK)
+    assert hidden.returncode == 1, "the repository is visible inside the sandbox"
+    assert out.ok, out.describe() + out.stderr
+    top = out.stdout.split(f"\n{INSIDE}\n", 1)[0].split()
+    assert "work" not in top and "home" not in top and "root" not in top and INSIDE[1:] in top, top
+    assert str(REPO) not in out.stdout  # PID 1's command line names no path of the grader's
+    counts = [line for line in out.stdout.splitlines() if line.isdigit()]
+    assert counts and int(counts[0]) <= 5, out.stdout  # bubblewrap's two, the shell and its pipeline
+    environment = {line.split("=", 1)[0] for line in out.stdout.splitlines() if "=" in line and " " not in line}
+    assert environment <= {"PATH", "HOME", "TMPDIR", "LANG", "PWD", "SHLVL", "_"}, environment
+
+
+def test_runs_are_an_unprivileged_uid_with_read_only_system_and_no_network():
+    require_full_isolation()
+    require_root()
+    with Sandbox() as box:
+        out = box.run([SH, "-c", "id -u; touch /usr/x 2>&1; touch /tmp/x && echo tmp-ok; "
+                                 "cat /proc/net/dev | grep -c ':'; grep Cap /proc/self/status"], QUICK)
+    lines = out.stdout.splitlines()
+    assert int(lines[0]) in UID_RANGE
+    assert "Read-only file system" in out.stdout
+    assert "tmp-ok" in out.stdout
+    assert lines[3] == "1", "only the loopback interface exists"  # /proc/net/dev lists lo alone
+    assert all(line.split()[1] == "0000000000000000" for line in lines if line.startswith("Cap")), lines
+
+
+def test_put_and_get_never_follow_links_or_read_fifos():
+    with Sandbox() as box:
+        box.put("in.bin", b"hello")
+        out = box.run([SH, "-c", "cat in.bin; echo written > out.bin; ln -s /etc/hostname link; mkfifo fifo; "
+                                 "ln -sf /etc/hostname in.bin"], QUICK)
+        assert out.stdout == "hello" and out.ok
+        assert box.get("out.bin") == b"written\n"
+        assert box.get("link") is None and box.get("fifo") is None and box.get("missing") is None
+        box.put("in.bin", b"again")  # replaces the link the run left, never writes through it
+        assert (box.scratch / "in.bin").read_bytes() == b"again" and not (box.scratch / "in.bin").is_symlink()
+        scratch = box.scratch
+    assert not scratch.exists()
+
+
+def test_time_limits(mode):
+    with Sandbox() as box:
+        spin = box.run([SH, "-c", "while :; do :; done"], Limits(cpu_s=1, wall_s=10))
+        sleep = box.run([SH, "-c", "sleep 30"], Limits(cpu_s=5, wall_s=1))
+    assert spin.limit == "CPU time limit 1 s exceeded", spin.describe()
+    assert sleep.limit == "time limit 1 s exceeded" and sleep.wall_s < 5, sleep.describe()
+
+
+def test_file_size_and_output_limits(mode):
+    with Sandbox() as box:
+        big = box.run(["/usr/bin/head", "-c", "10000000", "/dev/zero"], Limits(file_bytes=1 << 20), )
+        flood = box.run(["/usr/bin/head", "-c", "50000000", "/dev/zero"], Limits(output_bytes=1000))
+        write = box.run(["/usr/bin/dd", "if=/dev/zero", "of=big", "bs=1M", "count=10"], Limits(file_bytes=1 << 20))
+    assert big.ok  # stdout is a pipe, not a file: the output cap applies instead
+    assert len(flood.stdout) == 1000 and flood.output_dropped == 50_000_000 - 1000 and flood.ok
+    assert write.limit == "file size limit 1 MiB exceeded", write.describe()
+
+
+def test_process_limit_and_nothing_left_afterwards(mode):
+    require_root()
+    with Sandbox() as box:
+        bomb = box.run([SH, "-c", "for i in $(seq 60); do sleep 20 & done; wait"], Limits(processes=16, wall_s=10))
+        daemon = box.run([SH, "-c", "(setsid sleep 60 &); (nohup sleep 60 >/dev/null 2>&1 &); echo started"],
+                         QUICK)
+        uid = box.uid
+        assert processes_of(uid) == []
+    assert bomb.limit == "process limit 16 reached", bomb.describe() + bomb.stderr
+    assert daemon.ok and daemon.stdout == "started\n" and daemon.wall_s < 5
+
+
+def test_memory_limit_is_named_from_the_drivers_marker(mode, tmp_path):
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("g++ not found")
+    source = tmp_path / "eat.cpp"
+    source.write_text(
+        "#include <cstdio>\n#include <cstdlib>\n#include <new>\n#include <vector>\n"
+        f"static void oom() {{ std::fputs(\"{OOM_MARKER}\\n\", stderr); std::_Exit(91); }}\n"
+        "int main() { std::set_new_handler(oom); std::vector<char*> kept;\n"
+        "  for (int i = 0; i < 64; ++i) kept.push_back(new char[256u << 20]);\n"
+        "  std::printf(\"%zu\\n\", kept.size()); }\n")
+    subprocess.run([gxx, "-O1", "-o", tmp_path / "eat", source], check=True)
+    with Sandbox() as box:
+        box.put("eat", tmp_path / "eat")
+        out = box.run(["./eat"], Limits(memory_bytes=1 << 30))
+    assert out.limit == "memory limit 1 GiB exceeded", out.describe() + out.stderr
+
+
+def test_a_crash_names_its_signal(mode):
+    with Sandbox() as box:
+        out = box.run([SH, "-c", "kill -SEGV $$"], QUICK)
+        plain = box.run([SH, "-c", "exit 7"], QUICK)
+    assert out.signal == "SIGSEGV" and out.describe() == "killed by SIGSEGV"
+    assert plain.returncode == 7 and plain.signal is None and plain.limit is None
+
+
+def test_the_fallback_says_what_it_cannot_hide(monkeypatch):
+    import scanlab.sandbox as sandbox
+
+    monkeypatch.setenv("SCANLAB_BWRAP", "none")
+    monkeypatch.setattr(sandbox, "_PROBED", {})
+    level, why = isolation()
+    assert level in ("partial", "none") and "bubblewrap" in why and "READ" in why.upper()
+    with pytest.raises(sandbox.SandboxUnavailable):
+        Sandbox(require=True)
+
+
+def test_a_gpu_sandbox_reaches_the_gpu():
+    require_full_isolation()
+    gpu = env.require_nvidia_gpu()
+    with Sandbox(gpu=True) as box:
+        out = box.run(["/usr/bin/env", "nvidia-smi", "-L"] if shutil.which("nvidia-smi", path="/usr/bin") is None
+                      else ["/usr/bin/nvidia-smi", "-L"], Limits(memory_bytes=None, wall_s=60, cpu_s=30))
+    assert out.ok and gpu.name in out.stdout, out.describe() + out.stdout + out.stderr
+
+
+def test_scratch_folders_are_removed_even_after_a_hostile_run():
+    with Sandbox() as box:
+        box.run([SH, "-c", "mkdir -p a/b/c && chmod 000 a/b && ln -s / root && touch x"], QUICK)
+        scratch = box.scratch
+    assert not scratch.exists()
+    time.sleep(0.1)
