@@ -13,8 +13,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import shlex
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Sequence
+
+from .paths import REPO
 
 
 class NoGpu(Exception):
@@ -79,8 +85,8 @@ class Report:
         lines.append(f"score {self.score:g}/{self.max_score:g}: {verdict}")
         return "\n".join(lines)
 
-    def gradescope(self) -> dict:
-        return {
+    def gradescope(self, execution_time: float | None = None) -> dict:
+        results = {
             "score": self.score,
             "output": "\n".join([f"{self.exercise}: {self.submission}", *self.notes]),
             "tests": [
@@ -95,11 +101,42 @@ class Report:
                 for c in self.checks
             ],
         }
+        if execution_time is not None:
+            results["execution_time"] = round(execution_time, 3)
+        return results
 
     def write_json(self, path) -> None:
-        with open(path, "w", encoding="utf-8") as f:
-            json.dump(self.gradescope(), f, indent=2)
+        write_json_atomically(self, Path(path))
+
+
+def write_json_atomically(report: Report, path: Path, execution_time: float | None = None) -> None:
+    """results.json through a temporary file and a rename: whatever was at `path` (a file, a
+    link, a forgery left by a submission) is replaced whole and never read or followed."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    fd, temporary = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(report.gradescope(execution_time), f, indent=2)
             f.write("\n")
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def reproduce_line(exercise: str, submission: Path | str, seed: int) -> str:
+    """The command that grades the same inputs again, shell-quoted, to run from the repository root."""
+    path = Path(submission)
+    try:
+        shown = str(path.resolve().relative_to(REPO))
+    except ValueError:
+        shown = str(path.resolve())
+    return f"reproduce: {shlex.join(['python3', 'harness/grade.py', exercise, shown, '--seed', str(seed)])}"
 
 
 def show(value: float) -> str:
