@@ -19,6 +19,7 @@ import shutil
 import subprocess
 import sys
 import time
+from array import array
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -199,6 +200,7 @@ def test_starter_and_solution_share_the_same_sandbox(program):
 
 # ---- planted mistakes: each fails the right check, with the right diagnosis --------------------
 
+NOTES = "(the report's notes)"
 PLANTED_CASES = [
     # (planted file stem, the checks that must fail, (check, phrase) pairs the feedback must contain)
     ("drill01_offbyone", {"inclusive_to_exclusive"},
@@ -218,8 +220,8 @@ PLANTED_CASES = [
      [("inclusive_to_exclusive", "crashed: killed by SIGSEGV")]),
     ("drill01_nocompile", {"builds", *gd.DRILL01_CHECKS},
      [("builds", "error: expected"), ("builds", "$ "), ("exclusive_to_inclusive", "not run")]),
-    ("drill01_unguarded_main", {"builds", *gd.DRILL01_CHECKS},
-     [("builds", "keep your main() between #ifndef SCANLAB_GRADER and #endif")]),
+    ("drill01_unguarded_main", set(),  # renamed in its object file: it builds and passes, with a note
+     [(NOTES, "your main() is not used: the grader brings its own")]),
     ("drill02_flag0", {gd.CHECK_TILE},
      [(gd.CHECK_TILE, "leaked into the segment that starts at index 0"),
       (gd.CHECK_TILE, "The flag at index 0 was ignored")]),
@@ -236,10 +238,14 @@ PLANTED_CASES = [
     ("drill02_inplace_race", {gd.CHECK_TREE_ORDER, gd.CHECK_TREE_DEPTH, gd.CHECK_TILE},
      [(gd.CHECK_TREE_ORDER, "the ranges overlap, so some inputs are counted twice")]),
     ("drill02_hang", {gd.CHECK_TREE_ORDER, gd.CHECK_TREE_DEPTH, gd.CHECK_TILE},
-     [(gd.CHECK_TREE_ORDER, f"did not finish within {HANG_TIMEOUT_S:g} s"),
+     [(gd.CHECK_TREE_ORDER, "did not finish: "), (gd.CHECK_TREE_ORDER, f"time limit {HANG_TIMEOUT_S:g} s exceeded"),
       (gd.CHECK_TREE_ORDER, "the remaining sizes were not run"),
-      (gd.CHECK_TILE, f"did not finish within {HANG_TIMEOUT_S:g} s")]),
+      (gd.CHECK_TILE, f"time limit {HANG_TIMEOUT_S:g} s exceeded")]),
 ]
+
+
+def feedback_of(report: Report, check: str) -> str:
+    return "\n".join(report.notes) if check == NOTES else report.check(check).feedback
 
 
 def test_every_planted_file_is_tested():
@@ -252,7 +258,7 @@ def test_planted_mistake_fails_with_the_diagnosis(graded, stem, failing, phrases
     report = graded[stem]
     assert failed_names(report) == failing, report.text()
     for check, phrase in phrases:
-        assert phrase in report.check(check).feedback, f"{check!r} lacks {phrase!r}:\n{report.text()}"
+        assert phrase in feedback_of(report, check), f"{check!r} lacks {phrase!r}:\n{report.text()}"
     for check in failing - {"builds"}:
         feedback = report.check(check).feedback
         if "not run" not in feedback and "not measured" not in feedback:
@@ -271,8 +277,189 @@ def test_a_hang_is_a_failing_check_not_a_stuck_grader(graded):
 def test_a_compile_error_shows_the_command_and_the_compiler(graded):
     feedback = graded["drill01_nocompile"].check("builds").feedback
     command = next(line for line in feedback.splitlines() if line.startswith("$ "))
-    assert "-std=c++17" in command and "-DSCANLAB_GRADER" not in command  # the driver defines it
-    assert "drill01_driver.cpp" in command and "scanlab_submission.cpp" in feedback
+    # The submission is compiled alone, under its own name, so the messages name the student's file.
+    assert shlex.split(command[2:])[1:] == [*gd.CXXFLAGS, "-x", "c++", "-c", "-DSCANLAB_GRADER",
+                                            "drill01_nocompile.cpp", "-o", "submission.o"], command
+    assert "drill01_nocompile.cpp:8:66: error: expected" in feedback
+    assert "driver" not in feedback  # nothing of the grader's own code is blamed
+
+
+# ---- untrusted submissions: what each run sees, forged values, unusual but correct code ----------
+
+def words_of(data: bytes) -> list[int]:
+    return array("q", data).tolist()
+
+
+def test_drill01_inputs_hold_only_what_each_function_reads():
+    case = gd.Case01("page", [3, 1, 7, 0, 4, 1, 6, 3])
+    incl, excl = [3, 4, 11, 11, 15, 16, 22, 25], [0, 3, 4, 11, 11, 15, 16, 22]
+    assert words_of(gd.drill01_input("e2i", case)) == [8, *case.values, *excl]
+    assert words_of(gd.drill01_input("i2e", case)) == [8, *incl]
+    assert words_of(gd.drill01_input("total", case)) == [8, *case.values, *excl]
+    assert 25 not in words_of(gd.drill01_input("total", case))  # the total itself is never handed over
+
+
+class RecordingSandbox(gd.Sandbox):
+    """A real sandbox that remembers what the grader put into it."""
+    seen: list[dict[str, bytes]] = []
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.files: dict[str, bytes] = {}
+        RecordingSandbox.seen.append(self.files)
+
+    def put(self, name, data, executable=None):
+        self.files[name] = data.read_bytes() if isinstance(data, Path) else data
+        return super().put(name, data, executable)
+
+
+@slow
+@pytest.mark.parametrize("drill", ["drill01", "drill02"])
+def test_each_run_gets_a_fresh_sandbox_with_only_its_inputs(drill, tmp_path, monkeypatch):
+    monkeypatch.setattr(gd, "Sandbox", RecordingSandbox)
+    RecordingSandbox.seen = []
+    report = gd.grade(drill, SOLUTIONS / FILES[drill], tmp_path / "work", seed=5)
+    assert report.passed, report.text()
+    build, *runs = RecordingSandbox.seen
+    assert set(build) <= {FILES[drill], gd.SHIM_NAME, "driver.o"}, set(build)
+    assert build[FILES[drill]] == (SOLUTIONS / FILES[drill]).read_bytes()
+    # Parse every input.bin back: exactly the arrays of one case in the mode's layout, nothing more.
+    if drill == "drill01":
+        cases = gd.drill01_cases(5)
+        expected = {gd.drill01_input(mode, case) for mode in gd.DRILL01_INPUTS for case in cases}
+        assert len(runs) == 3 * len(cases)
+    else:
+        cases = gd.drill02_cases(5)
+        expected = {gd.schedule_input(c) for c in cases} | {gd.tile_input(c) for c in cases} | {
+            gd.ops_job(gd.operator_samples(cases, 5)).inputs["input.bin"]}
+        assert len(runs) == 1 + len(gd.tree_sizes(5)) + 4 * len(cases)
+    for files in runs:
+        assert set(files) <= {"driver", "input.bin"} and "driver" in files, set(files)
+    given = [files["input.bin"] for files in runs if "input.bin" in files]
+    assert set(given) == expected
+    if drill == "drill02":
+        for case in cases:  # a schedule run gets no carry, a tile run gets it
+            words = words_of(gd.schedule_input(case))
+            assert words == [len(case.flags), *case.flags, *case.values]
+        assert sum("input.bin" not in files for files in runs) == len(gd.tree_sizes(5))  # tree: a size, no file
+
+
+def transformed(drill: str, old: str, new: str) -> str:
+    text = (SOLUTIONS / FILES[drill]).read_text()
+    assert text.count(old) == 1, old
+    return text.replace(old, new)
+
+
+FORGED_TREE = """    if (src != x) std::copy(src, src + n, x);
+    if constexpr (sizeof(T) == sizeof(unsigned long long) && !std::is_arithmetic<T>::value) {
+        if (n > 1) {  // flip one bit of the last element's bytes: a value no one ever handed out
+            unsigned long long bits = 0;
+            std::memcpy(&bits, static_cast<const void*>(&x[n - 1]), sizeof bits);
+            bits ^= 1;
+            std::memcpy(static_cast<void*>(&x[n - 1]), &bits, sizeof bits);
+        }
+    }
+"""
+
+
+@slow
+def test_a_forged_traced_value_is_caught(tmp_path):
+    text = transformed("drill02", "    if (src != x) std::copy(src, src + n, x);\n", FORGED_TREE)
+    text = "#include <cstring>\n#include <type_traits>\n" + text
+    path = tmp_path / "forged.cpp"
+    path.write_text(text)
+    report = gd.grade("drill02", path, tmp_path / "work", seed=3)
+    assert failed_names(report) == {gd.CHECK_TREE_ORDER, gd.CHECK_TREE_DEPTH}, report.text()
+    assert "holds a value the grader never issued" in report.check(gd.CHECK_TREE_ORDER).feedback
+
+
+HELPERS = """
+using namespace std;
+// Names the grader's drivers use for their own code: none of them may clash.
+int run(int x) { return x; }
+int fail(const char*, const char*) { return 1; }
+vector<long long> readWords(const char*) { return {}; }
+bool same(int a, int b) { return a == b; }
+long long fold(long long a) { return a; }
+long long combine(long long a, long long b) { return a + b; }
+namespace scanlab_io { int kGuard = 3; }
+#define kPoison 0
+#define Guarded int
+#define writeWordsAndExit(a, b) nothing
+"""
+
+
+def unusual(drill: str, how: str) -> bytes:
+    text = (SOLUTIONS / FILES[drill]).read_text()
+    if how == "helpers":
+        marker = "#include <vector>\n"
+        assert text.count(marker) == 1
+        text = text.replace(marker, marker + HELPERS)
+        return text.encode()
+    assert how == "crlf-bom"
+    return b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode()
+
+
+@slow
+@pytest.mark.parametrize("drill", ["drill01", "drill02"])
+@pytest.mark.parametrize("how", ["helpers", "crlf-bom"])
+def test_unusual_but_correct_submissions_pass(drill, how, tmp_path):
+    path = tmp_path / FILES[drill]
+    path.write_bytes(unusual(drill, how))
+    report = gd.grade(drill, path, tmp_path / "work", seed=8)
+    assert report.passed, report.text()
+
+
+@slow
+def test_an_int_accumulator_fails_the_overflow_case(tmp_path):
+    path = tmp_path / "int_sum.cpp"
+    path.write_text(transformed("drill01", "    for (std::size_t i = 0; i < n; ++i) incl[i] = excl[i] + in[i];\n",
+                                "    for (std::size_t i = 0; i < n; ++i) {\n"
+                                "        int sum = excl[i] + in[i];  // 32 bits: wraps past 2^31\n"
+                                "        incl[i] = sum;\n    }\n"))
+    report = gd.grade("drill01", path, tmp_path / "work", seed=2)
+    assert failed_names(report) == {"exclusive_to_inclusive"}, report.text()
+    feedback = report.check("exclusive_to_inclusive").feedback
+    assert "a 32-bit (int) accumulator or temporary overflows" in feedback
+    assert "1 of 11 cases failed" in feedback and "holds the grader's poison" not in feedback, feedback
+
+
+@slow
+def test_a_changed_signature_is_named_at_link_time(tmp_path):
+    path = tmp_path / "int_n.cpp"
+    path.write_text(transformed("drill01", "long long total_from_exclusive(const long long* in, const long long* excl, "
+                                           "std::size_t n) {",
+                                "long long total_from_exclusive(const long long* in, const long long* excl, int n) {"))
+    report = gd.grade("drill01", path, tmp_path / "work", seed=2)
+    assert failed_names(report) == {"builds", *gd.DRILL01_CHECKS}, report.text()
+    assert ("your file does not define total_from_exclusive(const long long*, const long long*, std::size_t) "
+            "(the starter's signature)") in report.check("builds").feedback
+
+
+@slow
+def test_a_submission_may_not_replace_what_the_driver_calls(tmp_path):
+    path = tmp_path / "fwrite.cpp"
+    path.write_text((SOLUTIONS / FILES["drill01"]).read_text() + (
+        '\nextern "C" std::size_t fwrite(const void*, std::size_t size, std::size_t count, std::FILE*) {\n'
+        "    return size * 0 + count;  // pretends every write worked\n}\n"))
+    report = gd.grade("drill01", path, tmp_path / "work", seed=2)
+    assert failed_names(report) == {"builds", *gd.DRILL01_CHECKS}, report.text()
+    assert "the grader's own driver uses" in report.check("builds").feedback
+    assert "fwrite" in report.check("builds").feedback
+
+
+@slow
+def test_the_driver_is_built_once_into_the_cache_outside_the_repository(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCANLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(gd, "_DRIVERS", {})
+    first = gd.driver_object("drill01")
+    assert first.path is not None and first.path.is_file(), first.problem
+    assert first.path.is_relative_to(tmp_path / "cache") and not first.path.is_relative_to(REPO)
+    assert "fwrite" in first.undefined and "main" in first.strong
+    stamp = first.path.stat().st_mtime_ns
+    monkeypatch.setattr(gd, "_DRIVERS", {})  # a new process: found in the cache, not rebuilt
+    assert gd.driver_object("drill01").path == first.path and first.path.stat().st_mtime_ns == stamp
+    assert [p.name for p in (tmp_path / "cache" / "drivers").iterdir() if p.name.startswith(".")] == []
 
 
 # ---- drill 03's answers: parsing, tolerance, hints -------------------------------------------------
@@ -543,3 +730,13 @@ def test_grader_copes_with_odd_submission_paths(tmp_path):
     shutil.copyfile(SOLUTIONS / FILES["drill01"], odd)
     report = gd.grade("drill01", odd, tmp_path / "work dir", seed=3)
     assert report.passed, report.text()
+    assert any("compiled as submission.cpp" in note for note in report.notes), report.notes
+    # The reproduce line is shell-quoted: the shell gives back the exact path.
+    line = next(note for note in report.notes if "reproduce: " in note)
+    command = shlex.split(line.split("reproduce: ", 1)[1])
+    assert command == ["python3", "harness/grade.py", "drill01", str(odd), "--seed", "3"], line
+
+
+def test_reproduce_line_is_relative_to_the_repository_root_inside_it():
+    line = gd.reproduce_line("drill02", PLANTED / "drill02_hang.cpp", 7)
+    assert line == "reproduce: python3 harness/grade.py drill02 harness/planted/drill02_hang.cpp --seed 7"

@@ -1,11 +1,16 @@
 // File I/O for the drill drivers (harness/drivers/drill0N_driver.cpp).
 //
+// The drivers are the grader's trusted half of each drill binary: the
+// submission is compiled on its own (its macros, pragmas and includes never
+// reach this code) and linked in. Everything here has internal linkage (an
+// anonymous namespace), so no function of a submission can share a name with it.
+//
 // Inputs and outputs are raw little-endian int64 words; harness/scanlab/
-// grade_drills.py writes the inputs, reads the outputs and decides everything.
-// Nothing a submission prints is read: the drivers talk to the grader through
-// these files only. Driver-side failures (a file that cannot be read or
-// written, a malformed input) exit with status 90 and one line on stderr, so
-// the grader can tell them from a crash inside the submission.
+// grade_drills.py writes the inputs, reads the outputs and decides everything:
+// the drivers call the student's function, then dump the raw storage of every
+// array they handed it (guard words included) and compare nothing. Nothing a
+// submission prints is read. Driver-side failures (a file that cannot be read
+// or written, a malformed input) exit with status 90 and one line on stderr.
 
 #ifndef SCANLAB_DRILL_IO_HPP
 #define SCANLAB_DRILL_IO_HPP
@@ -13,12 +18,15 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
+#include <new>
 #include <utility>
 #include <vector>
 
+namespace {
 namespace scanlab_io {
 
 constexpr int kExitDriverError = 90;
+constexpr int kExitOutOfMemory = 91;  // with the marker line below: harness/scanlab/sandbox.py reports the limit
 
 // Filled into every output slot and every guard word before the submission
 // runs: a slot that reads back as this was never written.
@@ -27,12 +35,22 @@ constexpr long long kPoison = -999999999LL;
 // Guard words on each side of every array handed to the submission.
 constexpr std::size_t kGuard = 8;
 
-[[noreturn]] inline void fail(const char* what, const char* path) {
+[[noreturn]] void fail(const char* what, const char* path) {
     std::fprintf(stderr, "drill driver: %s %s\n", what, path);
-    std::exit(kExitDriverError);
+    std::fflush(stderr);
+    std::_Exit(kExitDriverError);
 }
 
-inline std::vector<long long> readWords(const char* path) {
+// Installed first thing in main: an allocation past the memory limit (the
+// student's or ours) ends the run with a status the grader reads as that limit.
+[[noreturn]] void outOfMemory() {
+    std::fputs("scanlab: out of memory\n", stderr);
+    std::_Exit(kExitOutOfMemory);
+}
+
+void installOutOfMemoryHandler() { std::set_new_handler(outOfMemory); }
+
+std::vector<long long> readWords(const char* path) {
     std::FILE* f = std::fopen(path, "rb");
     if (f == nullptr) fail("cannot open", path);
     std::vector<long long> words;
@@ -43,11 +61,18 @@ inline std::vector<long long> readWords(const char* path) {
     return words;
 }
 
-inline void writeWords(const char* path, const std::vector<long long>& words) {
-    std::FILE* f = std::fopen(path, "wb");
+// Writes the results and ends the process at once: no atexit handler or static
+// destructor of the submission runs after the results exist (one could rewrite
+// them). "wx" after remove(): a link planted at the path is never followed.
+[[noreturn]] void writeWordsAndExit(const char* path, const std::vector<long long>& words) {
+    std::remove(path);
+    std::FILE* f = std::fopen(path, "wbx");
     if (f == nullptr) fail("cannot create", path);
     const bool ok = std::fwrite(words.data(), sizeof(long long), words.size(), f) == words.size();
     if (std::fclose(f) != 0 || !ok) fail("cannot write", path);
+    std::fflush(stdout);
+    std::fflush(stderr);
+    std::_Exit(0);
 }
 
 // Reads words in order from an input file; running past the end is a driver error.
@@ -70,28 +95,26 @@ private:
     std::size_t at_ = 0;
 };
 
-// An array of n elements with kGuard guard elements on each side. data() is
-// a valid pointer even for n == 0, so code that reads x[n - 1] for n == 0 reads
-// a guard, not unmapped memory.
-template <typename T>
+// An array of n words with kGuard guard words on each side, all poisoned. data()
+// is a valid pointer even for n == 0, so code that reads x[n - 1] for n == 0
+// reads a guard, not unmapped memory.
 class Guarded {
 public:
-    Guarded(std::size_t n, const T& fill) : n_(n), storage_(n + 2 * kGuard, fill) {}
-    T* data() { return storage_.data() + kGuard; }
-    const T* data() const { return storage_.data() + kGuard; }
-    std::size_t size() const { return n_; }
-    T& operator[](std::size_t i) { return data()[i]; }
-    const T& operator[](std::size_t i) const { return data()[i]; }
-    // The whole storage, guards included, index 0 = relative index -kGuard.
-    std::vector<T>& storage() { return storage_; }
-    const std::vector<T>& storage() const { return storage_; }
-    static long long relative(std::size_t storage_index) { return (long long)storage_index - (long long)kGuard; }
+    explicit Guarded(std::size_t n) : storage_(n + 2 * kGuard, kPoison) {}
+    long long* data() { return storage_.data() + kGuard; }
+    long long& operator[](std::size_t i) { return data()[i]; }
+    // The whole storage, guards included: what the grader compares.
+    const std::vector<long long>& storage() const { return storage_; }
 
 private:
-    std::size_t n_;
-    std::vector<T> storage_;
+    std::vector<long long> storage_;
 };
 
+void append(std::vector<long long>& words, const std::vector<long long>& more) {
+    words.insert(words.end(), more.begin(), more.end());
+}
+
 }  // namespace scanlab_io
+}  // namespace
 
 #endif  // SCANLAB_DRILL_IO_HPP

@@ -1,6 +1,7 @@
-// Planted wrong answer for A05 drill 01: right functions, but main() is not inside
-// #ifndef SCANLAB_GRADER, so it collides with the grader's own main. Expected: 'builds'
-// fails with the hint about #ifndef SCANLAB_GRADER.
+// Planted submission for A05 drill 01: right functions, but main() is not inside
+// #ifndef SCANLAB_GRADER. The grader compiles the file alone and renames its main in the
+// object file, so it never meets the grader's own main. Expected: every check passes,
+// with the note 'your main() is not used'.
 
 #include <cstddef>
 #include <cstdio>

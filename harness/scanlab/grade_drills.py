@@ -1,33 +1,50 @@
 """Graders for the A05 drills (exercises/01-03): exact, harness-owned, CPU only.
 
-drill01 and drill02: the submission is copied to <workdir>/scanlab_submission.cpp
-and compiled with plain g++ into a harness-owned driver
-(harness/drivers/drill0N_driver.cpp) that #includes it with SCANLAB_GRADER
-defined, so the student's own main() drops out. Python writes every input to a
-file, the driver calls the student's functions and dumps the raw outputs, and
-Python compares them with references it computes itself. Nothing the
-submission prints is read. Each driver run is one function on one input, so a
-crash or a hang costs that case only, and is reported as a failing check.
+drill01 and drill02 treat the submission as untrusted code:
+
+- It is compiled ALONE (drill02: together with harness/drivers/drill02_shim.cpp,
+  which only marshals between the student's Seg and plain integers), inside a
+  `Sandbox`, under its own file name so compiler messages name the student's
+  file. Its macros, pragmas and includes never reach the grader's code.
+- The driver (harness/drivers/drill0N_driver.cpp) is trusted: compiled here,
+  outside any sandbox, once per version of its sources, and cached outside the
+  repository ($SCANLAB_CACHE or ~/.cache/scanlab). The link of driver.o with
+  submission.o happens in the sandbox. A student's unguarded main() is renamed
+  in submission.o (objcopy), and a submission may not define a function the
+  driver itself calls (fwrite, operator new...): it could not be graded.
+- Every driver run is one function on one input, in a FRESH sandbox that holds
+  the linked program and only the inputs that function reads; never an
+  expected output. The driver calls the function and dumps the raw storage of
+  every array it handed over (guard words included); Python compares all of it
+  with what it wrote and with references it computes itself. Nothing the
+  submission prints is read. A crash, a limit or an early exit costs that case
+  only and is a failing check; a function that times out skips its remaining
+  cases.
 
 drill03: the numbers in the student's Markdown are compared with the numbers
 solutions/03_scan_analysis.cpp prints when it runs (it simulates both scans and
-counts), never with constants typed in here. Prose answers become notes.
+counts), never with constants typed in here. Prose answers become notes. That
+program is ours, so it runs outside the sandbox.
 
-Every grader: `grade(exercise, submission, workdir, seed) -> Report`.
+Every grader: `grade(exercise, submission, workdir, seed, timeout=None) -> Report`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import random
 import re
 import shlex
 import shutil
-import signal
 import subprocess
+import tempfile
+import threading
 from array import array
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import accumulate
 from pathlib import Path
@@ -36,19 +53,55 @@ from typing import Callable
 from .grading import Report
 from .paths import REPO
 from .run import run_process
+from .sandbox import COMPILE_LIMITS, Limits, Outcome, Sandbox
 
 DRIVERS = REPO / "harness" / "drivers"
+SHIM02 = DRIVERS / "drill02_shim.cpp"
 COUNTING_PROGRAM = REPO / "solutions" / "03_scan_analysis.cpp"
 CXXFLAGS = ("-std=c++17", "-O2", "-Wall", "-Wextra")
-SUBMISSION_COPY = "scanlab_submission.cpp"  # a fixed name: odd characters in the student's path never reach g++
-TIMEOUT_S = 10.0  # per driver run; every run is one function on one input
-COMPILE_TIMEOUT_S = 300.0
+TIMEOUT_S = 10.0  # per driver run (wall and CPU seconds); every run is one function on one input
+COMPILE_TIMEOUT_S = 300.0  # the grader's own programs (driver, counting program)
 POISON = -999_999_999  # what the drivers fill outputs and guard words with (drill_io.hpp)
+GUARD = 8  # guard words either side of every array handed to the submission (drill_io.hpp kGuard)
 DRIVER_ERROR = 90  # the drivers' own I/O failures (drill_io.hpp)
 MAX_CASES_SHOWN = 3
+MAX_SUBMISSION_BYTES = 1 << 20
+MAX_COMPILER_LINES = 40
+
+# Names in the scratch folder; the submission keeps its own name unless it is odd or one of these.
+SHIM_NAME = "scanlab_drill02_shim.cpp"
+PREPROCESSED = "scanlab_submission.ii"  # drill02: the submission with its macros expanded and gone
+SCRATCH_NAMES = {"submission.o", "driver.o", "driver", "input.bin", "output.bin", SHIM_NAME, PREPROCESSED}
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
+FALLBACK_NAME = "submission.cpp"
+
+# The starter's signatures, by function name, for link and compile errors.
+SIGNATURES = {
+    "exclusive_to_inclusive": "exclusive_to_inclusive(const long long*, const long long*, long long*, std::size_t)",
+    "inclusive_to_exclusive": "inclusive_to_exclusive(const long long*, long long*, std::size_t)",
+    "total_from_exclusive": "total_from_exclusive(const long long*, const long long*, std::size_t)",
+    "seg_identity": "Seg seg_identity()",
+    "seg_combine": "Seg seg_combine(Seg a, Seg b)",
+    "tree_scan_inclusive": "template <typename T, typename Op> void tree_scan_inclusive(T* x, std::size_t n, Op op, "
+                           "T identity)",
+    "segmented_scan_tile": "void segmented_scan_tile(const Seg* in, Seg* out, std::size_t n, Seg carry)",
+}
+# The global symbols of submission.o the driver links against; nothing else of it may meet the driver.
+ENTRY_POINTS = {
+    "drill01": {"_Z22exclusive_to_inclusivePKxS0_Pxm", "_Z22inclusive_to_exclusivePKxPxm",
+                "_Z20total_from_exclusivePKxS0_m"},
+    "drill02": {"scanlab_seg_identity", "scanlab_seg_combine", "scanlab_segmented_scan_tile",
+                "scanlab_tree_scan_inclusive"},
+}
+STUDENT_MAIN = "scanlab_student_main"
 
 
-# ---- compiling and running ----------------------------------------------------------
+def run_limits(timeout: float) -> Limits:
+    """One driver run: `timeout` seconds of wall and of CPU time, the sandbox's other defaults."""
+    return Limits(cpu_s=timeout, wall_s=timeout)
+
+
+# ---- tools ---------------------------------------------------------------------------
 
 def compiler() -> list[str] | None:
     """$CXX (may carry flags) or g++; None when neither is on PATH."""
@@ -57,8 +110,14 @@ def compiler() -> list[str] | None:
     return [found, *words[1:]] if found else None
 
 
+def tool(name: str) -> str | None:
+    """A binutils program by absolute path (the sandbox has no PATH search of ours)."""
+    return shutil.which(name)
+
+
 @dataclass
 class Built:
+    """A program of the grader's own, built outside the sandbox (the counting program)."""
     ok: bool
     exe: Path
     command: list[str]
@@ -68,14 +127,12 @@ class Built:
     def reproduce(self) -> str:
         return shlex.join(self.command)
 
-    def warnings(self) -> list[str]:
-        return [line for line in self.output.splitlines() if "warning:" in line]
 
-
-def compile_cxx(source: Path, exe: Path, include_dirs: tuple[Path, ...] = ()) -> Built:
+def compile_cxx(source: Path, exe: Path, include_dirs: tuple[Path, ...] = (), extra: tuple[str, ...] = ()) -> Built:
+    """Compile trusted harness code on the host (never a submission)."""
     exe.parent.mkdir(parents=True, exist_ok=True)
     cxx = compiler()
-    command = [*(cxx or ["g++"]), *CXXFLAGS, *(f"-I{d}" for d in include_dirs), "-o", str(exe), str(source)]
+    command = [*(cxx or ["g++"]), *CXXFLAGS, *(f"-I{d}" for d in include_dirs), *extra, "-o", str(exe), str(source)]
     if cxx is None:
         return Built(False, exe, command, "no C++ compiler: g++ is not on PATH (set CXX to choose one)")
     try:
@@ -87,38 +144,282 @@ def compile_cxx(source: Path, exe: Path, include_dirs: tuple[Path, ...] = ()) ->
     return Built(proc.returncode == 0 and exe.exists(), exe, command, proc.stdout + proc.stderr)
 
 
-def build_submission(drill: str, submission: Path, workdir: Path) -> Built:
+# ---- the trusted driver objects, cached outside the repository ----------------------
+
+def cache_dir() -> Path:
+    named = os.environ.get("SCANLAB_CACHE")
+    return Path(named) if named else Path.home() / ".cache" / "scanlab"
+
+
+@dataclass
+class DriverObject:
+    path: Path | None
+    undefined: frozenset[str] = frozenset()  # what driver.o calls from elsewhere (libc, libstdc++, the submission)
+    strong: frozenset[str] = frozenset()  # what it defines (main, scanlab_traced_combine)
+    weak: frozenset[str] = frozenset()  # inline and template code it carries (COMDAT)
+    problem: str = ""
+
+
+_DRIVER_LOCK = threading.Lock()
+_DRIVERS: dict[str, DriverObject] = {}
+
+
+def driver_key(drill: str, cxx: list[str]) -> str:
+    digest = hashlib.sha256()
+    for source in (DRIVERS / f"{drill}_driver.cpp", DRIVERS / "drill_io.hpp"):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
+    real = Path(cxx[0]).resolve()
+    info = real.stat()
+    digest.update(json.dumps([str(real), info.st_size, info.st_mtime_ns, cxx[1:], CXXFLAGS]).encode())
+    return digest.hexdigest()[:32]
+
+
+def driver_object(drill: str) -> DriverObject:
+    """The compiled driver for `drill` and its symbols: built once per version and kept in the cache.
+
+    Written atomically (a temporary file, then a rename), so graders running at
+    the same time never see half an object file."""
+    cxx, nm = compiler(), tool("nm")
+    if cxx is None or nm is None:
+        return DriverObject(None, problem="no C++ compiler or no nm on PATH (g++ and binutils are needed)")
+    key = f"{drill}-{driver_key(drill, cxx)}"
+    with _DRIVER_LOCK:
+        if key in _DRIVERS:
+            return _DRIVERS[key]
+        folder = cache_dir() / "drivers"
+        obj, syms = folder / f"{key}.o", folder / f"{key}.symbols.json"
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if not (obj.is_file() and syms.is_file()):
+                fd, tmp = tempfile.mkstemp(prefix=f".{key}-", suffix=".o", dir=folder)
+                os.close(fd)
+                try:
+                    built = compile_cxx(DRIVERS / f"{drill}_driver.cpp", Path(tmp), (DRIVERS,), ("-c",))
+                    if not built.ok:
+                        return DriverObject(None, problem=f"$ {built.reproduce}\n{built.output.strip()}")
+                    table = host_symbols(nm, Path(tmp))
+                    write_atomically(syms, json.dumps(table).encode())
+                    os.replace(tmp, obj)
+                finally:
+                    Path(tmp).unlink(missing_ok=True)
+            table = json.loads(syms.read_text())
+        except (OSError, ValueError) as exc:
+            return DriverObject(None, problem=f"the driver cache {folder} is not usable: {exc} (set SCANLAB_CACHE)")
+        found = DriverObject(obj, frozenset(table["U"]), frozenset(table["strong"]), frozenset(table["weak"]))
+        _DRIVERS[key] = found
+        return found
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def parse_nm(text: str) -> dict[str, list[str]]:
+    """`nm -P` lines -> {"U": [...], "strong": [...], "weak": [...]} of the global symbols."""
+    table: dict[str, list[str]] = {"U": [], "strong": [], "weak": []}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) < 2 or len(parts[1]) != 1:
+            continue
+        name, kind = parts[0], parts[1]
+        if kind == "U":
+            table["U"].append(name)
+        elif kind in "WVu":
+            table["weak"].append(name)
+        elif kind.isupper() or kind == "i":
+            table["strong"].append(name)
+    return table
+
+
+def host_symbols(nm: str, obj: Path) -> dict[str, list[str]]:
+    """Symbols of OUR object file (trusted), read on the host."""
+    proc = run_process([nm, "-P", "-g", str(obj)], capture_output=True, text=True, timeout=60)
+    if proc.returncode != 0:
+        raise OSError(f"nm failed on {obj}: {proc.stderr.strip()}")
+    return parse_nm(proc.stdout)
+
+
+# ---- building a submission, inside a sandbox ------------------------------------------
+
+@dataclass
+class Submission:
+    """What the student's file is called in the scratch folder, and its bytes."""
+    name: str
+    data: bytes
+
+    @staticmethod
+    def read(path: Path) -> "Submission":
+        name = path.name if PLAIN_NAME.fullmatch(path.name) and path.name not in SCRATCH_NAMES else FALLBACK_NAME
+        with open(path, "rb") as f:
+            data = f.read(MAX_SUBMISSION_BYTES + 1)
+        return Submission(name, data)
+
+
+@dataclass
+class Linked:
+    ok: bool
+    exe: Path | None = None  # the linked driver, on the host: never run outside a sandbox
+    problem: str = ""  # the 'builds' feedback when not ok
+    notes: list[str] = field(default_factory=list)
+
+
+def compile_command(cxx: list[str], drill: str, sub: Submission) -> list[str]:
+    source = sub.name
+    extra: list[str] = []
+    if drill == "drill02":
+        source = SHIM_NAME
+        extra = [f'-DSCANLAB_SUBMISSION_FILE="{PREPROCESSED}"']
+    return [*cxx, *CXXFLAGS, "-x", "c++", "-c", "-DSCANLAB_GRADER", *extra, source, "-o", "submission.o"]
+
+
+def preprocess_command(cxx: list[str], sub: Submission) -> list[str]:
+    """drill02's first step: expand the submission's macros, so none of them reaches the shim that follows it
+    (its line markers keep every later message pointing at the student's own file and line)."""
+    return [*cxx, "-std=c++17", "-x", "c++", "-E", "-DSCANLAB_GRADER", sub.name, "-o", PREPROCESSED]
+
+
+def cut(text: str, lines: int = MAX_COMPILER_LINES) -> str:
+    rows = text.strip().splitlines()
+    return "\n".join(rows[:lines]) + (f"\n... ({len(rows) - lines} more lines)" if len(rows) > lines else "")
+
+
+BLOCK_START = re.compile(r"^(In file included from |\S[^:]*: (In |At global scope)|\S[^:]*:\d+:\d+: (fatal )?(error|warning):)")
+CONTEXT = re.compile(r"^(In file included from |\s+from |\S[^:]*: (In |At global scope))")
+
+
+def student_first(output: str, name: str) -> str:
+    """Compiler output with the diagnostics about the student's own file first, cut to a readable length.
+
+    A diagnostic block starts at an error, a warning or its context line ("In
+    function ...", "In file included from ..."); notes stay with their error."""
+    blocks: list[list[str]] = []
+    for line in output.strip().splitlines():
+        if not blocks or (BLOCK_START.match(line) and not CONTEXT.match(blocks[-1][-1])):
+            blocks.append([])
+        blocks[-1].append(line)
+    located = re.compile(rf"^{re.escape(name)}:\d+:\d+: (fatal )?error:")
+    mine = [b for b in blocks if any(located.match(line) for line in b)]
+    rest = [b for b in blocks if not any(located.match(line) for line in b)]
+    return cut("\n".join(line for b in mine + rest for line in b))
+
+
+def build_submission(drill: str, submission: Path, workdir: Path) -> Linked:
+    """Compile the submission alone and link it with the cached driver, all in one sandbox."""
+    driver = driver_object(drill)
+    if driver.path is None:
+        return Linked(False, problem="the grader could not build its own driver (a harness problem, not yours; "
+                                     f"tell your instructor):\n{driver.problem}")
+    cxx, nm, objcopy = compiler(), tool("nm"), tool("objcopy")
+    if cxx is None or nm is None or objcopy is None:
+        return Linked(False, problem="the grader needs g++, nm and objcopy on PATH (a harness problem, not yours)")
+    sub = Submission.read(submission)
+    if len(sub.data) > MAX_SUBMISSION_BYTES:
+        return Linked(False, problem=f"your file is larger than {MAX_SUBMISSION_BYTES >> 20} MiB; a drill answer "
+                                     "is a few kilobytes")
+    notes = []
+    if sub.name != submission.name:
+        notes.append(f"your file was compiled as {sub.name} (its own name has characters the grader does not "
+                     "pass to a compiler)")
+    with Sandbox(gpu=False) as box:
+        box.put(sub.name, sub.data)
+        if drill == "drill02":
+            box.put(SHIM_NAME, SHIM02.read_bytes())
+            command = preprocess_command(cxx, sub)
+            compiled = box.run(command, COMPILE_LIMITS)
+        if drill != "drill02" or compiled.ok:
+            command = compile_command(cxx, drill, sub)
+            compiled = box.run(command, COMPILE_LIMITS)
+        output = (compiled.stdout + compiled.stderr).strip()
+        shown_command = "$ " + shlex.join(["g++", *command[1:]] if Path(cxx[0]).name == "g++" else command)
+        if not compiled.ok:
+            why = compiled.limit or ("" if compiled.returncode > 0 else compiled.describe())
+            text = (f"your file did not compile{f' ({why})' if why else ''}:\n{shown_command}\n"
+                    f"{student_first(output, sub.name)}")
+            return Linked(False, problem=text + compile_hints(drill, output, sub.name))
+        warnings = [line for line in output.splitlines() if "warning:" in line]
+        if warnings:
+            notes.append("compiled with warnings (worth fixing; they do not fail the build):\n"
+                         + cut("\n".join(warnings), 20))
+
+        symbols = box.run([nm, "-P", "-g", "--defined-only", "submission.o"], Limits(output_bytes=8 << 20))
+        if not symbols.ok or symbols.output_dropped:
+            return Linked(False, problem=f"the grader could not list the symbols of your compiled file "
+                                         f"({symbols.describe()}); is it unusually large?")
+        defined = parse_nm(symbols.stdout)
+        clash = sorted(((set(defined["strong"]) | set(defined["weak"])) & (driver.undefined | driver.strong)
+                        | set(defined["strong"]) & driver.weak) - ENTRY_POINTS[drill] - {"main"})
+        if clash:
+            return Linked(False, problem=(
+                "your file defines functions or objects that the grader's own driver uses, so the driver could not "
+                "trust its own calls: " + ", ".join(demangle(box, clash)[:8])
+                + ". Rename them (or make them static); a drill answer needs none of them."))
+        if "main" in defined["strong"] or "main" in defined["weak"]:
+            renamed = box.run([objcopy, "--redefine-sym", f"main={STUDENT_MAIN}", "submission.o"], COMPILE_LIMITS)
+            if not renamed.ok:
+                return Linked(False, problem=f"the grader could not set your main() aside ({renamed.describe()}): "
+                                             "keep it inside #ifndef SCANLAB_GRADER, as the starter does")
+            notes.append("your main() is not used: the grader brings its own (it was renamed in your compiled "
+                         "file; keep main inside #ifndef SCANLAB_GRADER, as the starter does)")
+
+        box.put("driver.o", driver.path)
+        linked = box.run([*cxx, "-o", "driver", "driver.o", "submission.o"], COMPILE_LIMITS)
+        data = box.get("driver") if linked.ok else None
+        if data is None:
+            return Linked(False, problem=link_problem(drill, linked))
     workdir.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(submission, workdir / SUBMISSION_COPY)
-    return compile_cxx(DRIVERS / f"{drill}_driver.cpp", workdir / f"{drill}_driver", (workdir, DRIVERS))
+    exe = workdir / f"{drill}_driver"
+    exe.unlink(missing_ok=True)
+    exe.write_bytes(data)
+    exe.chmod(0o755)
+    return Linked(True, exe, notes=notes)
 
 
-def builds_check(report: Report, drill: str, built: Built, names: list[str]) -> bool:
-    """The 'builds' check; when it fails, every other check fails as 'not run'."""
-    if built.ok:
-        warnings = built.warnings()
-        report.add("builds", True, ("compiled with warnings (worth fixing):\n" + "\n".join(warnings[:20]))
-                   if warnings else "")
-        return True
-    lines = built.output.strip().splitlines()
-    shown = "\n".join(lines[:60]) + (f"\n... ({len(lines) - 60} more lines)" if len(lines) > 60 else "")
+def demangle(box: Sandbox, names: list[str]) -> list[str]:
+    """Readable names for the message (c++filt runs in the sandbox: the names are the student's)."""
+    cxxfilt = tool("c++filt")
+    if cxxfilt is None:
+        return names
+    out = box.run([cxxfilt, *names[:8]], Limits())
+    readable = out.stdout.splitlines() if out.ok else []
+    return readable if len(readable) == len(names[:8]) else names
+
+
+def compile_hints(drill: str, output: str, name: str) -> str:
     hints = []
-    if re.search(r"(redefinition|conflicting declaration|multiple definition)[^\n]*\bmain\b", built.output):
-        hints.append("hint: keep your main() between #ifndef SCANLAB_GRADER and #endif, as the starter does; "
-                     "the grader brings its own main.")
-    if "Traced" in built.output:
-        hints.append("hint: tree_scan_inclusive must work for any T and Op: inside it call op(a, b), never "
-                     "seg_combine by name, and use only copies, assignment and `identity` on T values. The "
-                     "grader calls it with its own element type (scanlab_driver::Traced).")
-    report.add("builds", False,
-               f"your file did not compile inside the grader's driver (harness/drivers/{drill}_driver.cpp "
-               f"#includes it with SCANLAB_GRADER defined):\n$ {built.reproduce}\n{shown}"
-               + ("\n" + "\n".join(hints) if hints else "")
-               + "\n(rerun with --keep DIR to keep the build folder)")
-    for name in names:
-        report.add(name, False, "not run: the submission did not build (see 'builds')")
-    return False
+    if re.search(rf"^{re.escape(SHIM_NAME)}:\d+:\d+: error", output, re.M):
+        hints.append("the grader's adapter (harness/drivers/drill02_shim.cpp, compiled after your file) could not "
+                     "use your code as the starter declares it. Keep struct Seg { bool flag; long long value; } "
+                     "and these signatures:\n  " + "\n  ".join(SIGNATURES[f] for f in (
+                         "seg_identity", "seg_combine", "tree_scan_inclusive", "segmented_scan_tile")))
+    if "scanlab_traced" in output:
+        hints.append("tree_scan_inclusive must work for any T and Op: inside it call op(a, b), never seg_combine by "
+                     "name, and use only copies, assignment and `identity` on T values. The grader calls it with its "
+                     "own opaque element type (scanlab_traced).")
+    return ("\nhint: " + "\nhint: ".join(hints)) if hints else ""
 
+
+def link_problem(drill: str, linked: Outcome) -> str:
+    output = (linked.stdout + linked.stderr).strip()
+    if linked.limit or linked.signal:
+        return f"linking your file with the grader's driver failed ({linked.describe()}):\n{cut(output)}"
+    missing = []
+    for name in re.findall(r"undefined reference to [`']([A-Za-z_][A-Za-z0-9_]*)", output):
+        if name in SIGNATURES and name not in missing:
+            missing.append(name)
+    lines = [f"your file does not define {SIGNATURES[name]} (the starter's signature)" for name in missing]
+    if re.search(r"multiple definition of [`'](scanlab_|main)", output):
+        lines.append("your file defines a name the grader's driver defines (scanlab_...)")
+    head = "\n".join(lines) if lines else "your file compiled but did not link with the grader's driver"
+    return f"{head}:\n{cut(output)}"
+
+
+# ---- running the driver, one fresh sandbox per run -------------------------------------
 
 @dataclass
 class Ran:
@@ -126,6 +427,7 @@ class Ran:
     problem: str = ""
     timed_out: bool = False
     words: array | None = None  # the driver's output file, when it ran to the end
+    dropped: int = 0  # bytes of output the sandbox discarded
 
 
 SIGNAL_MEANING = {
@@ -136,50 +438,100 @@ SIGNAL_MEANING = {
     "SIGILL": "an illegal instruction (a function that falls off its end without returning?)",
 }
 
+LIMIT_MEANING = {
+    "time limit": "an endless loop, such as a loop variable that never grows, or far more work than a scan needs?",
+    "memory": "memory that grows without bound, or far more than n elements need?",
+    "process": "does your code start processes (fork, system)? A drill needs none",
+    "file size": "does your code write files? A drill writes only into the arrays it is given",
+}
 
-def run_driver(exe: Path, args: list, timeout: float, expected_words: int) -> Ran:
-    """Run the driver once; its last argument is the output file, which must hold expected_words words."""
-    command = [str(exe), *map(str, args)]
-    output = Path(args[-1])
-    output.unlink(missing_ok=True)
-    try:
-        # In the work folder, with no stdin: what the submission does stays there and cannot wait on input.
-        proc = run_process(command, capture_output=True, text=True, errors="replace", timeout=timeout,
-                           stdin=subprocess.DEVNULL, cwd=exe.parent)
-    except subprocess.TimeoutExpired:
-        return Ran(False, f"did not finish within {timeout:g} s (an endless loop, such as a loop variable "
-                          "that never grows, or far more work than a scan needs?)", True)
-    except OSError as exc:  # the exec itself failed, even after run_process's retries
-        return Ran(False, f"the grader could not start its driver ({exc}); a harness problem, not yours")
-    if proc.returncode == 0:
-        words = read_words(output) if output.is_file() else None
-        if words is None or len(words) != expected_words:
-            return Ran(False, "the program ended before the grader's driver wrote its results: does your code "
-                              "call exit() or quick_exit()?")
-        return Ran(True, words=words)
-    stderr = proc.stderr.strip().splitlines()
+
+def run_driver(exe: Path, args: list[str], inputs: dict[str, bytes], timeout: float, expected_words: int) -> Ran:
+    """Run the driver once in a fresh sandbox holding it and `inputs`; it must leave output.bin of
+    exactly expected_words words."""
+    with Sandbox(gpu=False) as box:
+        box.put("driver", exe, executable=True)
+        for name, data in inputs.items():
+            box.put(name, data)
+        outcome = box.run(["./driver", *args], run_limits(timeout))
+        data = box.get("output.bin")
+    return interpret(outcome, data, expected_words, timeout)
+
+
+def interpret(out: Outcome, data: bytes | None, expected_words: int, timeout: float) -> Ran:
+    stderr = out.stderr.strip().splitlines()
     tail = ("\n    stderr: " + "\n    stderr: ".join(stderr[-4:])) if stderr else ""
-    if proc.returncode < 0:
-        try:
-            name = signal.Signals(-proc.returncode).name
-        except ValueError:
-            name = f"signal {-proc.returncode}"
-        return Ran(False, f"crashed: killed by {name} ({SIGNAL_MEANING.get(name, 'a fatal signal')}){tail}")
-    if proc.returncode == DRIVER_ERROR:
-        return Ran(False, f"the grader's driver failed (a harness problem, not yours; tell your instructor){tail}")
-    return Ran(False, f"the program stopped with exit status {proc.returncode} inside your code "
-                      f"(an exit() or a failed check of your own?){tail}")
+    if out.limit:
+        key = next((k for k in LIMIT_MEANING if k in out.limit), "")
+        timed = "time limit" in out.limit
+        return Ran(False, f"{'did not finish' if timed else 'stopped'}: {out.limit}"
+                   + (f" ({LIMIT_MEANING[key]})" if key else "") + tail,
+                   timed, dropped=out.output_dropped)
+    if out.signal or out.returncode < 0:
+        name = out.signal or f"signal {-out.returncode}"
+        return Ran(False, f"crashed: killed by {name} ({SIGNAL_MEANING.get(name, 'a fatal signal')}){tail}",
+                   dropped=out.output_dropped)
+    if out.returncode == 0:
+        if data is None or len(data) != 8 * expected_words:
+            return Ran(False, "the program ended before the grader's driver wrote its results (exit(), "
+                              "quick_exit() or _exit() in your code?)", dropped=out.output_dropped)
+        words = array("q")
+        words.frombytes(data)
+        return Ran(True, words=words, dropped=out.output_dropped)
+    if out.returncode == DRIVER_ERROR:
+        return Ran(False, "exit status 90: the grader's driver could not read its input or write its results (a "
+                          "harness problem, unless your code exits with status 90 or touches files)" + tail,
+                   dropped=out.output_dropped)
+    return Ran(False, f"the program stopped with exit status {out.returncode} inside your code (an exit() or a "
+                      f"failed check of your own?){tail}", dropped=out.output_dropped)
 
 
-def write_words(path: Path, words) -> None:
-    with open(path, "wb") as f:
-        array("q", words).tofile(f)
+@dataclass
+class Job:
+    group: str  # a function: once one of its runs times out, its later runs are skipped
+    index: int  # the run's place in its group
+    args: list[str]
+    inputs: dict[str, bytes]
+    expected_words: int
 
 
-def read_words(path: Path) -> array:
-    words = array("q")
-    words.frombytes(path.read_bytes())
-    return words
+def run_jobs(exe: Path, jobs: list[Job], timeout: float) -> dict[tuple[str, int], Ran]:
+    """Every job in its own sandbox, as many at once as there are cores.
+
+    Returns the runs of each group up to and including its first timeout in
+    group order; the later ones are skipped (not started, or dropped)."""
+    cutoff: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def one(job: Job) -> Ran | None:
+        with lock:
+            if job.index > cutoff.get(job.group, len(jobs)):
+                return None
+        ran = run_driver(exe, job.args, job.inputs, timeout, job.expected_words)
+        if ran.timed_out:
+            with lock:
+                cutoff[job.group] = min(cutoff.get(job.group, job.index), job.index)
+        return ran
+
+    with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2), thread_name_prefix="drill-run") as pool:
+        results = list(pool.map(one, jobs))
+    ran: dict[tuple[str, int], Ran] = {}
+    for job, result in zip(jobs, results):
+        if result is not None and job.index <= cutoff.get(job.group, len(jobs)):
+            ran[(job.group, job.index)] = result
+    return ran
+
+
+def words_bytes(words) -> bytes:
+    return array("q", words).tobytes()
+
+
+def dropped_note(runs) -> list[str]:
+    total = sum(r.dropped for r in runs)
+    if not total:
+        return []
+    return [f"your code printed more than the grader keeps: {total} bytes of output were discarded (the checks "
+            "were still graded on the results; printing is not needed)"]
 
 
 def random_values(n: int, seed: int, salt: str, low: int = -15, high: int = 15) -> list[int]:
@@ -189,14 +541,27 @@ def random_values(n: int, seed: int, salt: str, low: int = -15, high: int = 15) 
     return [b % span + low for b in rng.randbytes(n)]
 
 
+def big_values(n: int, seed: int, salt: str) -> list[int]:
+    """Seeded integers in -2^33 .. 2^34, mostly positive: prefix sums pass 2^40 within a few hundred
+    elements (an int accumulator wraps at 2^31), and stay far from the int64 limits."""
+    rng = random.Random(f"{seed}/{salt}/big")
+    return [rng.randint(-(1 << 33), 1 << 34) for _ in range(n)]
+
+
 def cycle8(n: int) -> list[int]:
     return [i % 8 + 1 for i in range(n)]
 
 
-def shown(value: int) -> str:
+def near_poison(value: int, small: bool) -> bool:
+    """A value that holds the poison plus a little: read from outside the arrays. Only said on
+    cases whose own values are small (on the large-value cases, big numbers are normal)."""
+    return small and value != POISON and abs(value) >= abs(POISON) // 2
+
+
+def shown(value: int, small: bool = True) -> str:
     if value == POISON:
         return f"{POISON} (the grader's poison: never written)"
-    if abs(value) >= abs(POISON) // 2:
+    if near_poison(value, small):
         return f"{value} (holds the grader's poison: read from outside the arrays)"
     return str(value)
 
@@ -214,8 +579,34 @@ def n_of(case) -> int:
     return len(case.values)
 
 
+def shown_path(submission: Path) -> str:
+    """The submission's path relative to the repository root when it lies inside, else absolute."""
+    path = Path(os.path.abspath(submission))
+    try:
+        return str(path.relative_to(REPO.resolve()))
+    except ValueError:
+        try:
+            return str(path.resolve().relative_to(REPO.resolve()))
+        except ValueError:
+            return str(path)
+
+
 def reproduce_line(drill: str, submission: Path, seed: int) -> str:
-    return f"reproduce: python3 harness/grade.py {drill} {submission} --seed {seed}"
+    """A shell-quoted command that runs from the repository root."""
+    return "reproduce: " + shlex.join(["python3", "harness/grade.py", drill, shown_path(submission),
+                                       "--seed", str(seed)])
+
+
+def builds_check(report: Report, linked: Linked, names: list[str]) -> bool:
+    """The 'builds' check; when it fails, every other check fails as 'not run'."""
+    report.notes.extend(linked.notes)
+    if linked.ok:
+        report.add("builds", True)
+        return True
+    report.add("builds", False, linked.problem)
+    for name in names:
+        report.add(name, False, "not run: the submission did not build (see 'builds')")
+    return False
 
 
 @dataclass
@@ -258,6 +649,11 @@ class Case01:
     def exclusive(self) -> list[int]:
         return ([0] + self.inclusive[:-1]) if self.values else []
 
+    @cached_property
+    def small(self) -> bool:
+        """Every value and prefix far below the poison: a number near it was read from outside."""
+        return all(abs(v) < abs(POISON) // 4 for v in (*self.values, *self.inclusive))
+
 
 def drill01_cases(seed: int) -> list[Case01]:
     """The public inputs, then seeded random inputs of sizes the starter never shows."""
@@ -269,34 +665,86 @@ def drill01_cases(seed: int) -> list[Case01]:
     ]
     drawn = random.Random(f"{seed}/drill01-size").randrange(2001, 5000, 2)
     for n, why in ((2, "the smallest shift"), (255, "a 256-tile minus one"), (257, "a 256-tile plus one"),
-                   (1000, "not a power of two"), (drawn, "a size drawn from the seed"),
-                   (1_000_003, "large and odd")):
+                   (1000, "not a power of two"), (drawn, "a size drawn from the seed")):
         cases.append(Case01(f"hidden (seed {seed}): n={n}, {why}, random integers -15..15",
                             random_values(n, seed, f"drill01/{n}")))
+    cases.append(Case01(f"hidden (seed {seed}): n=1001, values -2^33..2^34 whose prefix sums pass 2^40: a 32-bit "
+                        "(int) accumulator or temporary overflows; long long does not",
+                        big_values(1001, seed, "drill01/1001")))
+    cases.append(Case01(f"hidden (seed {seed}): n=1000003, large and odd, random integers -15..15",
+                        random_values(1_000_003, seed, "drill01/1000003")))
     return cases
 
 
-ARRAY_NAMES = ("in", "incl", "excl")
+# What each mode's run is given, in the order of the function's parameters, and what it writes.
+DRILL01_INPUTS = {"e2i": ("in", "excl"), "i2e": ("incl",), "total": ("in", "excl")}
 
 
-def side_effects(words: array, out_name: str | None, n_out: int) -> list[str]:
-    """Writes into an input, or into the guard words around the output."""
+def drill01_arrays(case: Case01) -> dict[str, list[int]]:
+    return {"in": case.values, "incl": case.inclusive, "excl": case.exclusive}
+
+
+def drill01_input(mode: str, case: Case01) -> bytes:
+    """input.bin of one run: n, then only the arrays the function reads (never its answer)."""
+    arrays = drill01_arrays(case)
+    words = [len(case.values)]
+    for name in DRILL01_INPUTS[mode]:
+        words += arrays[name]
+    return words_bytes(words)
+
+
+def drill01_output_words(mode: str, n: int) -> int:
+    return (len(DRILL01_INPUTS[mode]) + (mode != "total")) * (n + 2 * GUARD) + (mode == "total")
+
+
+def guarded(values: list[int]) -> array:
+    """An array's storage as the driver lays it out: poisoned guard words either side."""
+    return array("q", [POISON] * GUARD + list(values) + [POISON] * GUARD)
+
+
+def changed_input(name: str, written: array, dumped: array) -> str:
+    """Where the submission wrote into a read-only input (guard words included), or ""."""
+    if dumped == written:
+        return ""
+    k = next(k for k in range(len(written)) if dumped[k] != written[k])
+    return (f"changed its input {name}[{k - GUARD}]: the conversion must only read its inputs "
+            "(no shifting in place, not even in an input buffer)")
+
+
+def guard_written(out_name: str, storage: array, n: int) -> str:
+    """The first guard word around the output that no longer holds the poison, or ""."""
+    k = next((k for k in (*range(GUARD), *range(GUARD + n, n + 2 * GUARD)) if storage[k] != POISON), None)
+    if k is None:
+        return ""
+    index, value = k - GUARD, storage[k]
+    if index < 0:
+        where = "before the start (valid indices are 0..n-1): a loop that writes index i - 1 must start at i = 1"
+    elif index == n:
+        where = "one past the end (valid indices are 0..n-1): a loop that writes index i + 1 must stop at i = n - 2"
+    else:
+        where = "past the end (valid indices are 0..n-1)"
+    return f"wrote {out_name}[{index}] = {value}, {where}"
+
+
+def judge_drill01(mode: str, out_name: str | None, case: Case01, words: array) -> tuple[list[str], list[int] | int]:
+    """(what went wrong with the side effects, the result) of one run's raw dump."""
+    n = len(case.values)
+    size = n + 2 * GUARD
+    arrays = drill01_arrays(case)
     lines = []
-    if words[0]:
-        array_name, index = ARRAY_NAMES[words[1]], words[2]
-        lines.append(f"changed its input {array_name}[{index}]: the conversion must only read its inputs "
-                     "(no shifting in place, not even in an input buffer)")
-    if out_name and words[3]:
-        index, value = words[4], words[5]
-        if index < 0:
-            where = "before the start (valid indices are 0..n-1): a loop that writes index i - 1 must start at i = 1"
-        elif index == n_out:
-            where = ("one past the end (valid indices are 0..n-1): a loop that writes index i + 1 must stop "
-                     "at i = n - 2")
-        else:
-            where = "past the end (valid indices are 0..n-1)"
-        lines.append(f"wrote {out_name}[{index}] = {value}, {where}")
-    return lines
+    for k, name in enumerate(DRILL01_INPUTS[mode]):
+        changed = changed_input(name, guarded(arrays[name]), words[k * size:(k + 1) * size])
+        if changed:
+            lines.append(changed)
+            break  # the first changed input is enough
+    at = len(DRILL01_INPUTS[mode]) * size
+    if out_name is None:
+        return lines, words[at]
+    storage = words[at:at + size]
+    written = guard_written(out_name, storage, n)
+    if written:
+        lines.append(written)
+    return lines, storage[GUARD:GUARD + n].tolist()
 
 
 def diagnose_e2i(case: Case01, actual: list[int]) -> str:
@@ -334,14 +782,14 @@ def diagnose_i2e(case: Case01, actual: list[int]) -> str:
         if actual[0] == incl[0]:
             return (f"excl[0] is incl[0] = {incl[0]}, but it must be the identity 0: nothing precedes "
                     "element 0.")
-        return f"excl[0] should be the identity 0 (the sum of nothing), not {shown(actual[0])}."
+        return f"excl[0] should be the identity 0 (the sum of nothing), not {shown(actual[0], case.small)}."
     if actual == incl:
         return "excl is incl unchanged: shift it right by one, excl[i] = incl[i - 1], with excl[0] = 0."
     if n >= 2 and actual[:-1] == incl[1:]:
         return ("the inclusive scan shifted the wrong way (excl[i] = incl[i + 1]): the exclusive scan is "
                 "incl moved one place to the RIGHT, excl[i] = incl[i - 1].")
     if n >= 3 and len(set(actual[1:])) == 1 and len(set(expected[1:])) > 1:
-        return (f"every element from excl[1] on is {shown(actual[1])}: a shift done front to back inside one "
+        return (f"every element from excl[1] on is {shown(actual[1], case.small)}: a shift done front to back inside one "
                 "buffer reads the slot it has just overwritten, so one value smears down the array. Read "
                 "from incl and write to excl (never in place).")
     if bad == [n - 1]:
@@ -354,7 +802,7 @@ def diagnose_i2e(case: Case01, actual: list[int]) -> str:
 def diagnose_total(case: Case01, actual: int) -> str:
     values, excl = case.values, case.exclusive
     n = len(values)
-    if abs(actual) >= abs(POISON) // 2:
+    if actual == POISON or near_poison(actual, case.small):
         return (("n = 0: excl[n - 1] reads excl[SIZE_MAX], which is excl[-1] (n - 1 wraps for an unsigned n), "
                  "outside the array. The total of nothing is the identity 0: return it when n == 0.")
                 if n == 0 else "the total holds the grader's poison: it read an element outside in or excl.")
@@ -386,52 +834,52 @@ DRILL01_CHECKS = {
 
 def grade_drill01(submission: Path, workdir: Path, seed: int, timeout: float) -> Report:
     report = Report("drill01", submission.name)
-    report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce_line('drill01', submission, seed)}")
-    built = build_submission("drill01", submission, workdir)
-    if not builds_check(report, "drill01", built, list(DRILL01_CHECKS)):
+    reproduce = reproduce_line("drill01", submission, seed)
+    report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce}")
+    with ThreadPoolExecutor(max_workers=1) as background:  # the inputs are made while the compiler works
+        building = background.submit(build_submission, "drill01", submission, workdir)
+        cases = drill01_cases(seed)
+        jobs = [Job(check, number, [mode, "input.bin", "output.bin"], {"input.bin": drill01_input(mode, case)},
+                    drill01_output_words(mode, len(case.values)))
+                for check, (mode, _) in DRILL01_CHECKS.items() for number, case in enumerate(cases)]
+        linked = building.result()
+    if not builds_check(report, linked, list(DRILL01_CHECKS)):
         return report
-
-    cases = drill01_cases(seed)
-    for number, case in enumerate(cases):
-        n = len(case.values)
-        write_words(workdir / f"case{number}.in", [n, *case.values, *case.inclusive, *case.exclusive])
+    runs = run_jobs(linked.exe, jobs, timeout)
+    report.notes.extend(dropped_note(runs.values()))
 
     for check, (mode, out_name) in DRILL01_CHECKS.items():
         failures: list[Failure] = []
         for number, case in enumerate(cases):
             n = len(case.values)
-            output = workdir / f"case{number}.{mode}.out"
-            ran = run_driver(built.exe, [mode, workdir / f"case{number}.in", output], timeout,
-                             7 if out_name is None else 6 + n)
+            ran = runs.get((check, number))
+            if ran is None:
+                break  # skipped: an earlier case of this function timed out
             if not ran.ok:
                 failures.append(Failure(case.label, ran.problem, n=n))
                 if ran.timed_out:
                     failures[-1].text += "\n(the remaining cases of this function were not run)"
                     break
                 continue
-            words = ran.words
-            lines = side_effects(words, out_name, n)
+            lines, actual = judge_drill01(mode, out_name, case, ran.words)
             diagnosis = ""
             if out_name is None:
                 expected = case.inclusive[-1] if case.values else 0
-                actual = words[6]
                 if actual != expected:
-                    lines.append(f"returned {shown(actual)}, should be {expected}")
+                    lines.append(f"returned {shown(actual, case.small)}, should be {expected}")
                     diagnosis = diagnose_total(case, actual) if len(failures) < MAX_CASES_SHOWN else ""
             else:
-                actual = words[6:].tolist()
                 expected = case.inclusive if mode == "e2i" else case.exclusive
                 mismatch = first_mismatch(expected, actual)
                 if mismatch:
                     count, i = mismatch
                     lines.append(f"{count} element(s) wrong; first at index {i}: {out_name}[{i}] is "
-                                 f"{shown(actual[i])}, should be {expected[i]}")
+                                 f"{shown(actual[i], case.small)}, should be {expected[i]}")
                     if len(failures) < MAX_CASES_SHOWN:  # only the shown ones get a diagnosis
                         diagnosis = (diagnose_e2i if mode == "e2i" else diagnose_i2e)(case, actual)
             if lines:
                 failures.append(Failure(case.label, "\n".join(lines), diagnosis, n_of(case)))
-        report.add(check, not failures,
-                   summarise(failures, len(cases), reproduce_line("drill01", submission, seed)) if failures else "")
+        report.add(check, not failures, summarise(failures, len(cases), reproduce) if failures else "")
     return report
 
 
@@ -468,6 +916,12 @@ class Case02:
     @property
     def pairs(self) -> list[Pair]:
         return list(zip(self.flags, self.values))
+
+    @cached_property
+    def small(self) -> bool:
+        """Every value and prefix far below the poison: a number near it was read from outside."""
+        prefixes = segmented_reference(self.flags, self.values, self.carry)
+        return all(abs(v) < abs(POISON) // 4 for v in (*self.values, *(p[1] for p in prefixes), self.carry[1]))
 
 
 def heads(n: int, at) -> list[int]:
@@ -513,17 +967,33 @@ def drill02_cases(seed: int) -> list[Case02]:
                         heads(255, (254,)), random_values(255, seed, "drill02/255"), (0, -7)))
     drawn = rng.randrange(2001, 5000, 2)
     for n, why, one_in in ((1000, "not a power of two", 8), (4097, "a power of two plus one", 8),
-                           (drawn, "a size drawn from the seed", 5), (100_003, "large, sparse heads", 64)):
+                           (drawn, "a size drawn from the seed", 5)):
         carry = (rng.randint(0, 1), rng.randint(-50, 50))
         cases.append(Case02(f"hidden (seed {seed}): random heads (about 1 in {one_in}), n={n}, {why}, "
                             f"carry {carry}",
                             random_flags(n, seed, f"drill02/{n}", one_in), random_values(n, seed, f"drill02/{n}"),
                             carry))
+    carry = (0, rng.randint(1 << 34, 1 << 35))
+    cases.append(Case02(f"hidden (seed {seed}): n=1001, long segments (heads about 1 in 256), values -2^33..2^34 "
+                        f"and carry {carry}: the sums pass 2^40, so a 32-bit (int) accumulator or temporary "
+                        "overflows; long long does not",
+                        random_flags(1001, seed, "drill02/1001", 256), big_values(1001, seed, "drill02/1001"), carry))
+    carry = (rng.randint(0, 1), rng.randint(-50, 50))
+    cases.append(Case02(f"hidden (seed {seed}): random heads (about 1 in 64), n=100003, large, sparse heads, "
+                        f"carry {carry}",
+                        random_flags(100_003, seed, "drill02/100003", 64),
+                        random_values(100_003, seed, "drill02/100003"), carry))
     return cases
 
 
-def case_words(case: Case02) -> list[int]:
-    return [len(case.flags), *case.carry, *case.flags, *case.values]
+def schedule_input(case: Case02) -> bytes:
+    """input.bin of a schedule run: n, flags, values. The carry is not used there, and no answer is given."""
+    return words_bytes([len(case.flags), *case.flags, *case.values])
+
+
+def tile_input(case: Case02) -> bytes:
+    """input.bin of a segmented_scan_tile run: n, the carry, flags, values."""
+    return words_bytes([len(case.flags), *case.carry, *case.flags, *case.values])
 
 
 def pairs_from(words, at: int, n: int) -> list[Pair]:
@@ -531,23 +1001,23 @@ def pairs_from(words, at: int, n: int) -> list[Pair]:
     return list(zip(flags, values))
 
 
-def pair_text(p: Pair) -> str:
+def pair_text(p: Pair, small: bool = True) -> str:
     flag, value = p
     text = f"({flag},{value})"
     if value == POISON:
         return text + " (the grader's poison: never written)"
-    if abs(value) >= abs(POISON) // 2:
+    if near_poison(value, small):
         return text + " (holds the grader's poison: read from outside the arrays)"
     return text
 
 
-def first_pair_mismatch(expected: list[Pair], actual: list[Pair]) -> str:
+def first_pair_mismatch(expected: list[Pair], actual: list[Pair], small: bool = True) -> str:
     mismatch = first_mismatch(expected, actual)
     if not mismatch:
         return ""
     count, i = mismatch
-    return (f"{count} element(s) wrong; first at index {i}: out[{i}] is {pair_text(actual[i])}, "
-            f"should be {pair_text(expected[i])}")
+    return (f"{count} element(s) wrong; first at index {i}: out[{i}] is {pair_text(actual[i], small)}, "
+            f"should be {pair_text(expected[i], small)}")
 
 
 SCHEDULES = {
@@ -604,9 +1074,9 @@ def explain_operator(a: Pair, b: Pair, got: Pair) -> str:
     return "b has no head, so it continues a's run: value a.value + b.value."
 
 
-def grade_drill02_operator(report: Report, built: Built, workdir: Path, cases: list[Case02], seed: int,
-                           timeout: float, reproduce: str) -> None:
-    pairs, triples, elements = operator_samples(cases, seed)
+def ops_job(samples) -> Job:
+    """The run of seg_combine and seg_identity on the sample pairs, triples and elements."""
+    pairs, triples, elements = samples
     words = [len(pairs)]
     for a, b in pairs:
         words += [*a, *b]
@@ -616,9 +1086,19 @@ def grade_drill02_operator(report: Report, built: Built, workdir: Path, cases: l
     words.append(len(elements))
     for a in elements:
         words += a
-    write_words(workdir / "ops.in", words)
-    ran = run_driver(built.exe, ["ops", workdir / "ops.in", workdir / "ops.out"], timeout,
-                     2 + 2 * len(pairs) + 4 * len(triples) + 4 * len(elements))
+    return Job("ops", 0, ["ops", "input.bin", "output.bin"], {"input.bin": words_bytes(words)},
+               2 + 2 * len(pairs) + 4 * len(triples) + 4 * len(elements))
+
+
+def grade_drill02_operator(report: Report, ran: Ran, samples, reproduce: str) -> None:
+    pairs, triples, elements = samples
+    values = [v for pair in (*(p for ab in pairs for p in ab), *(p for abc in triples for p in abc), *elements)
+              for v in pair]
+    small = all(abs(v) < abs(POISON) // 4 for v in values)
+
+    def pt(p: Pair) -> str:
+        return pair_text(p, small)
+
     if not ran.ok:
         for name in (CHECK_OPERATOR, CHECK_IDENTITY, CHECK_ASSOCIATIVE):
             report.add(name, False, f"calling seg_combine and seg_identity on sample pairs: {ran.problem}")
@@ -635,8 +1115,8 @@ def grade_drill02_operator(report: Report, built: Built, workdir: Path, cases: l
         a, b, r = bad[0]
         report.add(CHECK_OPERATOR, False,
                    f"{len(bad)} of {len(pairs)} pairs drawn from the test inputs are wrong; first: "
-                   f"seg_combine(a, b) with a = {pair_text(a)}, b = {pair_text(b)} returned {pair_text(r)}, "
-                   f"should be {pair_text(seg_op(a, b))}.\n  likely cause: {explain_operator(a, b, r)}\n{reproduce}")
+                   f"seg_combine(a, b) with a = {pt(a)}, b = {pt(b)} returned {pt(r)}, "
+                   f"should be {pt(seg_op(a, b))}.\n  likely cause: {explain_operator(a, b, r)}\n{reproduce}")
     else:
         report.add(CHECK_OPERATOR, True)
 
@@ -648,8 +1128,8 @@ def grade_drill02_operator(report: Report, built: Built, workdir: Path, cases: l
     if broken:
         a, left, right = broken[0]
         report.add(CHECK_IDENTITY, False,
-                   f"seg_identity() is {pair_text(identity)}; for a = {pair_text(a)}: seg_combine(identity, a) "
-                   f"= {pair_text(left)} and seg_combine(a, identity) = {pair_text(right)}; both must be a "
+                   f"seg_identity() is {pt(identity)}; for a = {pt(a)}: seg_combine(identity, a) "
+                   f"= {pt(left)} and seg_combine(a, identity) = {pt(right)}; both must be a "
                    f"({len(broken)} of {len(elements)} elements fail). Blelloch pads the tree with the identity "
                    f"and seeds the root with it, so it must change nothing on either side.\n{reproduce}")
     else:
@@ -664,30 +1144,37 @@ def grade_drill02_operator(report: Report, built: Built, workdir: Path, cases: l
         a, b, c, left, right = broken_triples[0]
         report.add(CHECK_ASSOCIATIVE, False,
                    f"seg_combine is not associative: {len(broken_triples)} of {len(triples)} triples drawn from "
-                   f"the test inputs break it; first: a = {pair_text(a)}, b = {pair_text(b)}, c = {pair_text(c)}: "
-                   f"seg_combine(seg_combine(a, b), c) = {pair_text(left)} but seg_combine(a, seg_combine(b, c)) "
-                   f"= {pair_text(right)}. A tree scan brackets the same "
+                   f"the test inputs break it; first: a = {pt(a)}, b = {pt(b)}, c = {pt(c)}: "
+                   f"seg_combine(seg_combine(a, b), c) = {pt(left)} but seg_combine(a, seg_combine(b, c)) "
+                   f"= {pt(right)}. A tree scan brackets the same "
                    f"terms differently for every n and every schedule, so a non-associative operator gives "
                    f"answers that depend on the schedule.\n{reproduce}")
     else:
         report.add(CHECK_ASSOCIATIVE, True)
 
 
-def grade_drill02_schedules(report: Report, built: Built, workdir: Path, cases: list[Case02], timeout: float,
+def schedule_jobs(cases: list[Case02]) -> list[Job]:
+    return [Job(mode, number, [mode, "input.bin", "output.bin"], {"input.bin": schedule_input(case)}, 2 * n_of(case))
+            for mode in SCHEDULES.values() for number, case in enumerate(cases)]
+
+
+def grade_drill02_schedules(report: Report, runs: dict[tuple[str, int], Ran], cases: list[Case02],
                             reproduce: str) -> None:
     operator_broken = not (report.check(CHECK_OPERATOR).passed and report.check(CHECK_ASSOCIATIVE).passed)
     for name, mode in SCHEDULES.items():
         failures: list[Failure] = []
         for number, case in enumerate(cases):
-            output = workdir / f"case{number}.{mode}.out"
-            ran = run_driver(built.exe, [mode, workdir / f"case{number}.in", output], timeout, 2 * n_of(case))
+            ran = runs.get((mode, number))
+            if ran is None:
+                break  # skipped: an earlier case timed out
             if not ran.ok:
                 failures.append(Failure(case.label, ran.problem, n=n_of(case)))
                 if ran.timed_out:
+                    failures[-1].text += "\n(the remaining cases were not run)"
                     break
                 continue
             actual = pairs_from(ran.words, 0, len(case.flags))
-            text = first_pair_mismatch(segmented_reference(case.flags, case.values), actual)
+            text = first_pair_mismatch(segmented_reference(case.flags, case.values), actual, case.small)
             if text:
                 diagnosis = ("seg_combine itself is wrong or not associative (see those checks); this schedule "
                              "only applies it." if operator_broken else "")
@@ -697,8 +1184,10 @@ def grade_drill02_schedules(report: Report, built: Built, workdir: Path, cases: 
         report.add(name, not failures, summarise(failures, len(cases), reproduce) if failures else "")
 
 
-KIND_UNSET, KIND_EMPTY, KIND_RANGE, KIND_BROKEN, KIND_OUTSIDE = range(5)
-BAD_OVERLAP, BAD_SWAPPED, BAD_GAP, BAD_UNSET, BAD_OUTSIDE = range(1, 6)
+# The driver's trace of tree_scan_inclusive (drill02_driver.cpp, enum Kind and enum Bad).
+KIND_UNSET, KIND_EMPTY, KIND_RANGE, KIND_BROKEN, KIND_OUTSIDE, KIND_FORGED, KIND_UNTRACED = range(7)
+BAD_OVERLAP, BAD_SWAPPED, BAD_GAP, BAD_UNSET, BAD_OUTSIDE, BAD_FORGED = range(1, 7)
+TRACE_CAP = 1 << 23  # combines the driver traces (kTraceCap)
 
 
 def traced_text(kind: int, lo: int, hi: int) -> str:
@@ -706,7 +1195,10 @@ def traced_text(kind: int, lo: int, hi: int) -> str:
             KIND_EMPTY: "the identity",
             KIND_RANGE: f"inputs {lo}..{hi}",
             KIND_BROKEN: "an already broken value",
-            KIND_OUTSIDE: f"x[{lo}], outside x[0..n-1]"}.get(kind, f"kind {kind}")
+            KIND_OUTSIDE: f"x[{lo}], outside x[0..n-1]",
+            KIND_FORGED: "a value the grader never issued (made up, or memory that never held a T)",
+            KIND_UNTRACED: f"a value made after the grader stopped tracing ({TRACE_CAP} combines: far more work "
+                           "than a scan needs)"}.get(kind, f"kind {kind}")
 
 
 def explain_bad_combine(bad: int, a: tuple[int, int, int], b: tuple[int, int, int]) -> str:
@@ -725,6 +1217,9 @@ def explain_bad_combine(bad: int, a: tuple[int, int, int], b: tuple[int, int, in
                 "from x or from `identity`.")
     if bad == BAD_OUTSIDE:
         return f"{first}: it read outside x[0..n-1]. Check the bounds of every index."
+    if bad == BAD_FORGED:
+        return (f"{first}: an operand is not a T value the grader handed out or op returned. tree_scan_inclusive "
+                "may only copy T values, assign them, and combine them with op; it must not make them up.")
     return first
 
 
@@ -746,15 +1241,29 @@ def work_bound(n: int) -> int:
     return n * math.ceil(math.log2(n)) + 4 * n if n > 1 else 4
 
 
-def grade_drill02_tree(report: Report, built: Built, workdir: Path, seed: int, timeout: float,
-                       reproduce: str) -> None:
+def tree_jobs(seed: int) -> list[Job]:
+    """tree_scan_inclusive runs: the size is the whole input (the driver makes the traced elements)."""
+    return [Job("tree", number, ["tree", str(n), "output.bin"], {}, 8 + 4 * (n + 2 * GUARD))
+            for number, (n, _) in enumerate(tree_sizes(seed))]
+
+
+def moved_guard(kinds: array, los: array, n: int) -> int | None:
+    """The first guard slot (relative index) that no longer holds its own guard value, or None."""
+    for k in (*range(GUARD), *range(GUARD + n, n + 2 * GUARD)):
+        if kinds[k] != KIND_OUTSIDE or los[k] != k - GUARD:
+            return k - GUARD
+    return None
+
+
+def grade_drill02_tree(report: Report, runs: dict[tuple[str, int], Ran], seed: int, reproduce: str) -> None:
     order_failures: list[Failure] = []
     depth_failures: list[Failure] = []
     sizes = tree_sizes(seed)
-    for n, why in sizes:
+    for number, (n, why) in enumerate(sizes):
         label = f"n={n} ({why})"
-        output = workdir / f"tree{n}.out"
-        ran = run_driver(built.exe, ["tree", n, output], timeout, 10 + 4 * n)
+        ran = runs.get(("tree", number))
+        if ran is None:
+            break  # skipped: an earlier size timed out
         if not ran.ok:
             order_failures.append(Failure(label, ran.problem, n=n))
             if ran.timed_out:
@@ -762,13 +1271,15 @@ def grade_drill02_tree(report: Report, built: Built, workdir: Path, seed: int, t
                 break
             continue
         w = ran.words
+        total = n + 2 * GUARD
         combines, bad = w[0], w[1]
         a, b = tuple(w[2:5]), tuple(w[5:8])
-        guard_changed, guard_index = w[8], w[9]
-        kinds, los, his, depths = (w[10 + k * n:10 + (k + 1) * n] for k in range(4))
+        all_kinds, all_los, all_his, all_depths = (w[8 + k * total:8 + (k + 1) * total] for k in range(4))
+        kinds, los, his, depths = (x[GUARD:GUARD + n] for x in (all_kinds, all_los, all_his, all_depths))
         lines, diagnosis = [], ""
-        if guard_changed:
-            lines.append(f"wrote x[{guard_index}], outside x[0..n-1]")
+        guard = moved_guard(all_kinds, all_los, n)
+        if guard is not None:
+            lines.append(f"wrote x[{guard}], outside x[0..n-1]")
         ok = (kinds == array("q", [KIND_RANGE]) * n and los == array("q", bytes(8 * n))
               and his == array("q", range(n)))
         if not ok:
@@ -835,26 +1346,46 @@ def diagnose_tile(case: Case02, actual: list[Pair]) -> str:
     return ""
 
 
-def grade_drill02_tile(report: Report, built: Built, workdir: Path, cases: list[Case02], timeout: float,
+def tile_jobs(cases: list[Case02]) -> list[Job]:
+    return [Job("tile", number, ["tile", "input.bin", "output.bin"], {"input.bin": tile_input(case)},
+                4 * (n_of(case) + 2 * GUARD))
+            for number, case in enumerate(cases)]
+
+
+def judge_tile(case: Case02, words: array) -> tuple[list[str], list[Pair]]:
+    """(side effects, result) from the raw storage of in and out, guards included."""
+    n = n_of(case)
+    total = n + 2 * GUARD
+    lines = []
+    in_flags, in_values = words[:total], words[total:2 * total]
+    out_flags, out_values = words[2 * total:3 * total], words[3 * total:]
+    written_flags = array("q", [1] * GUARD + case.flags + [1] * GUARD)
+    written_values = guarded(case.values)
+    if in_flags != written_flags or in_values != written_values:
+        k = next(k for k in range(total) if (in_flags[k], in_values[k]) != (written_flags[k], written_values[k]))
+        lines.append(f"changed its input in[{k - GUARD}]: in is read-only (scan a copy)")
+    k = next((k for k in (*range(GUARD), *range(GUARD + n, total)) if (out_flags[k], out_values[k]) != (1, POISON)),
+             None)
+    if k is not None:
+        lines.append(f"wrote out[{k - GUARD}], outside out[0..n-1]")
+    return lines, list(zip(out_flags[GUARD:GUARD + n].tolist(), out_values[GUARD:GUARD + n].tolist()))
+
+
+def grade_drill02_tile(report: Report, runs: dict[tuple[str, int], Ran], cases: list[Case02],
                        reproduce: str) -> None:
     failures: list[Failure] = []
     for number, case in enumerate(cases):
-        output = workdir / f"case{number}.tile.out"
-        ran = run_driver(built.exe, ["tile", workdir / f"case{number}.in", output], timeout, 4 + 2 * n_of(case))
+        ran = runs.get(("tile", number))
+        if ran is None:
+            break  # skipped: an earlier case timed out
         if not ran.ok:
             failures.append(Failure(case.label, ran.problem, n=n_of(case)))
             if ran.timed_out:
                 failures[-1].text += "\n(the remaining cases were not run)"
                 break
             continue
-        w = ran.words
-        lines = []
-        if w[0]:
-            lines.append(f"changed its input in[{w[1]}]: in is read-only (scan a copy)")
-        if w[2]:
-            lines.append(f"wrote out[{w[3]}], outside out[0..n-1]")
-        actual = pairs_from(w, 4, len(case.flags))
-        text = first_pair_mismatch(segmented_reference(case.flags, case.values, case.carry), actual)
+        lines, actual = judge_tile(case, ran.words)
+        text = first_pair_mismatch(segmented_reference(case.flags, case.values, case.carry), actual, case.small)
         diagnosis = ""
         if text:
             lines.append(text)
@@ -868,16 +1399,21 @@ def grade_drill02(submission: Path, workdir: Path, seed: int, timeout: float) ->
     report = Report("drill02", submission.name)
     reproduce = reproduce_line("drill02", submission, seed)
     report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce}")
-    built = build_submission("drill02", submission, workdir)
-    if not builds_check(report, "drill02", built, DRILL02_CHECKS):
+    with ThreadPoolExecutor(max_workers=1) as background:  # the inputs are made while the compiler works
+        building = background.submit(build_submission, "drill02", submission, workdir)
+        cases = drill02_cases(seed)
+        samples = operator_samples(cases, seed)
+        # In case order within each function: a timeout skips that function's later cases.
+        jobs = [ops_job(samples), *tree_jobs(seed), *tile_jobs(cases), *schedule_jobs(cases)]
+        linked = building.result()
+    if not builds_check(report, linked, DRILL02_CHECKS):
         return report
-    cases = drill02_cases(seed)
-    for number, case in enumerate(cases):
-        write_words(workdir / f"case{number}.in", case_words(case))
-    grade_drill02_operator(report, built, workdir, cases, seed, timeout, reproduce)
-    grade_drill02_schedules(report, built, workdir, cases, timeout, reproduce)
-    grade_drill02_tree(report, built, workdir, seed, timeout, reproduce)
-    grade_drill02_tile(report, built, workdir, cases, timeout, reproduce)
+    runs = run_jobs(linked.exe, jobs, timeout)
+    report.notes.extend(dropped_note(runs.values()))
+    grade_drill02_operator(report, runs[("ops", 0)], samples, reproduce)
+    grade_drill02_schedules(report, runs, cases, reproduce)
+    grade_drill02_tree(report, runs, seed, reproduce)
+    grade_drill02_tile(report, runs, cases, reproduce)
     return report
 
 
