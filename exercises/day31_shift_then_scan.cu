@@ -13,10 +13,10 @@
 //   3. Say which of the two versions hands you that total for free:
 //      set kFreeTotalVersion and write the sentence in kFreeTotalSentence.
 //
-// There is no main here: the harness builds this file into its own checker,
-// runs both kernels at 32, 64, 256 and 1024 threads on the page's input and on
-// random inputs of awkward sizes, and compares everything with its own CPU
-// reference. From this folder:
+// There is no main here: the harness compiles this file's device code only,
+// launches both kernels from its own runner at 32, 64, 256 and 1024 threads on
+// the page's input and on random inputs of awkward sizes, and compares
+// everything with its own CPU reference. From this folder:
 //
 //   make day31                                              (needs an NVIDIA GPU)
 //   python3 ../harness/grade.py day31 day31_shift_then_scan.cu --seed 1

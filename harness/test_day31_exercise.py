@@ -1,20 +1,29 @@
 """The Day 31 exercise: its grader, its starter, its solution, planted mistakes.
 
-The grading logic (`evaluate`, the diagnoses, the JSON) is tested on the CPU
-with made-up checker dumps; the whole pipeline (build the submission into the
-harness's checker, run it, grade) needs a GPU.
+The grading logic (`evaluate`, the diagnoses, the runner's raw format) is
+tested on the CPU with made-up runner dumps. The device-only compile of a
+submission (sandboxed nvcc) and the build of the harness's runner need nvcc
+only; launching kernels needs a GPU.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import shutil
+import stat
+import struct
+import subprocess
 
 import pytest
 
 from scanlab import EXIT_FAIL, EXIT_NO_GPU, EXIT_PASS
-from scanlab.grade_day31 import (BLOCKS, KERNELS, Case, Dump, KernelRun, checker_program, evaluate,
-                                 exclusive_tiles, grade, inclusive_tiles, random_small, tile_totals)
+from scanlab.grade_day31 import (BLOCKS, GUARD, KERNEL_SYMBOLS, KERNELS, POISON, SENTENCE_CHECK,
+                                 SIDE_EFFECTS_CHECK, VERSION_CHECK, Answers, Case, CaseRun, Launch, build_runner,
+                                 compile_submission, evaluate, exclusive_tiles, f32_bytes, grade, inclusive_tiles,
+                                 missing_kernel_message, outside_includes, parse_module, parse_task, random_small,
+                                 scratch_name,
+                                 tile_totals, wrapper_source)
 from scanlab.grading import Report
 from scanlab.paths import REPO
 from scanlab.run import run
@@ -27,38 +36,52 @@ GRADE = REPO / "harness" / "grade.py"
 NAN = float("nan")
 OUT = {k: f"{k}: exclusive scan at 32, 64, 256, 1024 threads" for k in KERNELS}
 TOTALS = {k: f"{k}: block totals at 32, 64, 256, 1024 threads" for k in KERNELS}
+SENTENCE = "Scan-then-shift keeps the whole tile, so its last word is the total."
 
 
-# ---- the grading logic, on made-up dumps (no GPU) --------------------------------
+# ---- the grading logic, on made-up runner dumps (no GPU) --------------------------------
 
-def fake_results(case: Case, answer=1, sentence="Scan-then-shift keeps the whole tile, so its last word is the total.",
-                 out=None, totals=None):
-    """A dump as the checker would write it; `out`/`totals` override one kernel's arrays."""
-    runs = {}
+def guarded(words: bytes, before: bytes | None = None, after: bytes | None = None) -> bytes:
+    """`words` with the runner's poisoned guard words on both sides (or the ones given)."""
+    return (before or POISON * GUARD) + words + (after or POISON * GUARD)
+
+
+def clean_launch(values, block) -> Launch:
+    """What a correct kernel leaves: the reference in out and totals, the input untouched, guards intact."""
+    return Launch(GUARD, guarded(f32_bytes(exclusive_tiles(values, block))),
+                  guarded(f32_bytes(tile_totals(values, block))), guarded(f32_bytes(values)))
+
+
+def fake_run(case: Case, out=None, totals=None, launch=None) -> CaseRun:
+    """One input's launches; `out`/`totals` override one kernel's arrays, `launch` a whole launch."""
+    launches = {}
     for block in BLOCKS:
-        runs[block] = {}
+        launches[block] = {}
         for kernel in KERNELS:
-            o = exclusive_tiles(case.values, block)
-            t = tile_totals(case.values, block)
+            made = clean_launch(case.values, block)
             if out and kernel in out:
-                o = out[kernel](case.values, block)
+                made.out_words = guarded(f32_bytes(out[kernel](case.values, block)))
             if totals and kernel in totals:
-                t = totals[kernel](case.values, block)
-            runs[block][kernel] = KernelRun(o, t)
-    return [(case, Dump(answer, sentence, len(case.values), runs))]
+                made.totals_words = guarded(f32_bytes(totals[kernel](case.values, block)))
+            if launch and kernel in launch:
+                made = launch[kernel](case.values, block, made)
+            launches[block][kernel] = made
+    return CaseRun(case, launches)
 
 
 CASE = Case("random: n=3001", random_small(3001, 5))
 
 
-def graded(**kwargs) -> Report:
-    return evaluate(Report("day31", "fake.cu"), fake_results(CASE, **kwargs))
+def graded(answer=1, sentence=SENTENCE, answers: Answers | None = None, **kwargs) -> Report:
+    return evaluate(Report("day31", "fake.cu"), answers or Answers(answer, sentence), [fake_run(CASE, **kwargs)])
 
 
 def test_correct_outputs_pass_every_check():
     report = graded()
     assert report.passed, report.text()
-    assert report.score == report.max_score == 6
+    # the two answers, out and totals for each kernel, and the side effects ("builds" is added by grade)
+    assert report.score == report.max_score == 7
+    assert report.check(SIDE_EFFECTS_CHECK).passed
 
 
 def test_inclusive_instead_of_exclusive_is_diagnosed():
@@ -87,6 +110,16 @@ def test_never_written_outputs_are_named_as_such():
     assert "never written" in report.check(TOTALS["scan-then-shift"]).feedback
 
 
+def test_a_nan_read_from_outside_the_input_is_diagnosed():
+    def reads_in_minus_one(values, block):
+        out = exclusive_tiles(values, block)
+        out[1] = NAN  # lane 1 of tile 0 added in[-1], a poisoned guard word
+        return out
+
+    check = graded(out={"shift-then-scan": reads_in_minus_one}).check(OUT["shift-then-scan"])
+    assert not check.passed and "read outside the input" in check.feedback, check.feedback
+
+
 def test_wrong_tile_start_is_diagnosed():
     def first_not_zero(values, block):
         out = exclusive_tiles(values, block)
@@ -97,11 +130,18 @@ def test_wrong_tile_start_is_diagnosed():
 
 
 def test_unanswered_and_wrong_answers_fail():
-    assert not graded(answer=0).check("answer: which version hands you the total").passed
-    wrong = graded(answer=2).check("answer: which version hands you the total")
+    assert not graded(answer=0).check(VERSION_CHECK).passed
+    wrong = graded(answer=2).check(VERSION_CHECK)
     assert not wrong.passed and "Look at what each tile holds" in wrong.feedback
-    assert not graded(sentence="").check("answer: the sentence").passed
-    assert not graded(sentence="TODO: one sentence saying why").check("answer: the sentence").passed
+    assert not graded(sentence="").check(SENTENCE_CHECK).passed
+    assert not graded(sentence="TODO: one sentence saying why").check(SENTENCE_CHECK).passed
+
+
+def test_answers_that_could_not_be_read_fail_both_answer_checks_but_not_the_kernels():
+    report = graded(answers=Answers(why="could not be read at compile time: keep them constexpr as in the starter"))
+    for name in (VERSION_CHECK, SENTENCE_CHECK):
+        assert not report.check(name).passed and "keep them constexpr" in report.check(name).feedback
+    assert all(report.check(OUT[k]).passed and report.check(TOTALS[k]).passed for k in KERNELS)
 
 
 def test_side_by_side_totals_are_printed_pass_or_fail():
@@ -111,15 +151,164 @@ def test_side_by_side_totals_are_printed_pass_or_fail():
     assert "scan-then-shift matches, shift-then-scan matches" not in text
 
 
+def word(value: float) -> bytes:
+    return struct.pack("<f", value)
+
+
+def test_a_write_past_the_end_of_out_fails_the_side_effects_check_only():
+    def past_end(values, block, launch):
+        launch.out_words = guarded(f32_bytes(exclusive_tiles(values, block)), after=word(7.0) + POISON * (GUARD - 1))
+        return launch
+
+    report = graded(launch={"shift-then-scan": past_end})
+    check = report.check(SIDE_EFFECTS_CHECK)
+    assert not check.passed
+    assert "shift-then-scan" in check.feedback and "wrote past the end of out" in check.feedback
+    assert "out[3001] = 7" in check.feedback and "if (i < n)" in check.feedback, check.feedback
+    assert "scan-then-shift" not in check.feedback
+    assert report.check(OUT["shift-then-scan"]).passed  # out itself is right
+
+
+def test_writes_before_out_and_past_block_totals_are_named():
+    def outside(values, block, launch):
+        launch.out_words = guarded(f32_bytes(exclusive_tiles(values, block)), before=POISON * (GUARD - 1) + word(0.0))
+        launch.totals_words = guarded(f32_bytes(tile_totals(values, block)), after=word(3.0) + POISON * (GUARD - 1))
+        return launch
+
+    feedback = graded(launch={"scan-then-shift": outside}).check(SIDE_EFFECTS_CHECK).feedback
+    assert "wrote before the start of out" in feedback and "out[-1] = 0" in feedback, feedback
+    assert "wrote past the end of block_totals" in feedback and "one slot per block" in feedback, feedback
+    assert f"block_totals[{math.ceil(3001 / 32)}] = 3" in feedback, feedback
+
+
+def test_a_changed_input_is_caught_even_when_the_outputs_are_right():
+    def zeroes_input(values, block, launch):
+        launch.input_words = guarded(f32_bytes([0.0] * len(values)))
+        return launch
+
+    report = graded(launch={"scan-then-shift": zeroes_input})
+    check = report.check(SIDE_EFFECTS_CHECK)
+    first_nonzero = next(i for i, v in enumerate(CASE.values) if v != 0)
+    assert not check.passed and "changed the input" in check.feedback, check.feedback
+    assert f"in[{first_nonzero}] is now 0, was {int(CASE.values[first_nonzero])}" in check.feedback
+    assert report.check(OUT["scan-then-shift"]).passed
+
+
+def test_a_crash_fails_that_kernel_once_per_distinct_error():
+    def crashes(values, block, launch):
+        return Launch(error="crashed while running the kernel: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory "
+                            "access was encountered)")
+
+    report = graded(launch={"shift-then-scan": crashes})
+    for name in (OUT["shift-then-scan"], TOTALS["shift-then-scan"]):
+        check = report.check(name)
+        assert not check.passed and "CUDA_ERROR_ILLEGAL_ADDRESS" in check.feedback
+        assert "32 threads" in check.feedback and "the same at 3 more launch(es)" in check.feedback, check.feedback
+    assert report.check(OUT["scan-then-shift"]).passed and report.check(SIDE_EFFECTS_CHECK).passed
+
+
+def test_nothing_finished_means_the_side_effects_check_fails():
+    report = graded(launch={k: (lambda v, b, launch: Launch(error="did not finish: time limit 30 s exceeded"))
+                            for k in KERNELS})
+    assert not report.passed
+    check = report.check(SIDE_EFFECTS_CHECK)
+    assert not check.passed and "no launch of either kernel finished" in check.feedback
+
+
 def test_gradescope_json_shape(tmp_path):
     report = graded(out={"shift-then-scan": inclusive_tiles})
     path = tmp_path / "results.json"
     report.write_json(path)
     data = json.loads(path.read_text())
-    assert data["score"] == 5
+    assert data["score"] == 6
     assert {t["status"] for t in data["tests"]} == {"passed", "failed"}
     for test in data["tests"]:
         assert set(test) >= {"name", "score", "max_score", "status", "output"}
+
+
+# ---- the runner's raw format, written here as day31_runner.cpp writes it -------------------
+
+def text(s: str) -> bytes:
+    data = s.encode()
+    return struct.pack("<I", len(data)) + data
+
+
+def module_bin(result=0, version=(1, 2), sentence=(1, "Because."), functions=()) -> bytes:
+    data = b"D31MOD01" + struct.pack("<I", result) + text("CUDA_ERROR_OUT_OF_MEMORY" if result else "")
+    data += text("out of memory" if result else "")
+    if result:
+        return data
+    data += struct.pack("<Ii", *version)
+    found, sentence_text = sentence
+    raw = sentence_text.encode()
+    data += struct.pack("<III", found, len(raw), 0) + raw + struct.pack("<I", len(functions))
+    for mangled, plain in functions:
+        data += text(mangled) + text(plain)
+    return data
+
+
+def task_bin(block, kernel, values, state=1, error=("", ""), step="", launch: Launch | None = None) -> bytes:
+    n, count = len(values), math.ceil(len(values) / block)
+    data = b"D31TSK01" + struct.pack("<IIQQII", block, kernel, n, count, GUARD, state)
+    data += struct.pack("<I", 700 if error[0] else 0) + text(error[0]) + text(error[1]) + text(step)
+    if state == 1:
+        launch = launch or clean_launch(values, block)
+        data += launch.out_words + launch.totals_words + launch.input_words
+    return data
+
+
+def test_the_module_record_parses():
+    info = parse_module(module_bin(version=(1, 2), sentence=(1, "Scan first, then shift."),
+                                   functions=[(KERNEL_SYMBOLS["scan-then-shift"], "scanExclusiveScanThenShift(...)")]))
+    assert info.load_error == "" and info.version == 2 and info.sentence == "Scan first, then shift."
+    assert info.functions[0][0] == "_Z26scanExclusiveScanThenShiftPKfPfS1_m"
+    assert parse_module(module_bin(version=(0, 0), sentence=(0, ""))).version is None
+    assert parse_module(module_bin(result=2)).load_error == "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"
+    with pytest.raises(ValueError, match="truncated"):
+        parse_module(module_bin()[:-3])
+    with pytest.raises(ValueError, match="wrong header"):
+        parse_module(b"D31MOD00" + module_bin()[8:])
+
+
+def test_task_records_parse_into_launches():
+    values = CASE.values
+    record = parse_task(task_bin(256, 1, values))
+    assert (record.block, record.kernel, record.state) == (256, "shift-then-scan", 1)
+    assert record.launch.out == f32_bytes(exclusive_tiles(values, 256))
+    assert record.launch.totals == f32_bytes(tile_totals(values, 256))
+    assert record.launch.input == f32_bytes(values)
+    crashed = parse_task(task_bin(64, 0, values, state=2, step="running the kernel",
+                                  error=("CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered")))
+    assert crashed.launch.error == ("crashed while running the kernel: CUDA_ERROR_ILLEGAL_ADDRESS "
+                                    "(an illegal memory access was encountered)")
+    assert parse_task(task_bin(32, 0, values, state=0)).state == 0  # the runner died inside this launch
+    with pytest.raises(ValueError, match="truncated"):
+        parse_task(task_bin(32, 0, values)[:-1])
+
+
+def test_a_missing_kernel_lists_what_the_module_has():
+    message = missing_kernel_message("shift-then-scan", [("_Z6myScanPfi", "myScan(float*, int)")])
+    assert "kernel not found" in message
+    assert "scanExclusiveShiftThenScan(const float*, float*, float*, size_t)" in message
+    assert "your module has: myScan(float*, int)" in message
+
+
+def test_scratch_names_keep_plain_names_only():
+    assert scratch_name(SOLUTION) == "day31_shift_then_scan.cu"
+    for odd in ("my file.cu", "-rf.cu", "x;rm.cu", ".hidden.cu", "scanlab_day31_wrapper.cu", "module.fatbin"):
+        assert scratch_name(REPO / odd) == "submission.cu", odd
+    source = wrapper_source("day31_shift_then_scan.cu")
+    assert '#include "day31_shift_then_scan.cu"' in source and "#define SCANLAB_GRADER 1" in source
+    assert source.index("#include") < source.index("scanlab_free_total_version")
+
+
+def test_includes_from_outside_the_scratch_folder_and_the_system_are_found(tmp_path):
+    deps = (f"module.fatbin : scanlab_day31_wrapper.cu \\\n    sub.cu /usr/include/stdio.h \\\n"
+            f"    /usr/local/cuda/bin/../targets/x86_64-linux/include/cuda_runtime.h \\\n"
+            f"    {tmp_path}/sub.cu /sandbox/sub.cu \\\n    {REPO}/solutions/day31_shift_then_scan.cu ../up.cu\n")
+    assert outside_includes(deps, tmp_path) == [f"{REPO}/solutions/day31_shift_then_scan.cu",
+                                                str(tmp_path.parent / "up.cu")]
+    assert outside_includes("module.fatbin : sub.cu /usr/include/my\\ header.h\n", tmp_path) == []
 
 
 def test_grade_cli_usage_errors():
@@ -129,18 +318,112 @@ def test_grade_cli_usage_errors():
     assert listed.returncode == 0 and "day31" in listed.stdout
 
 
-# ---- builds (nvcc, no GPU) ---------------------------------------------------------
+# ---- device-only compiles and the runner's build (nvcc, no GPU) -------------------------------
 
-STARTER_BUILD = checker_program(STARTER, "day31-starter-checker")
-SOLUTION_BUILD = checker_program(SOLUTION, "day31-solution-checker")
-BUILDS = [STARTER_BUILD, SOLUTION_BUILD]
+def variant(tmp_path, name: str, text_or_bytes):
+    path = tmp_path / name
+    if isinstance(text_or_bytes, bytes):
+        path.write_bytes(text_or_bytes)
+    else:
+        path.write_text(text_or_bytes)
+    return path
+
+
+def solution_text() -> str:
+    return SOLUTION.read_text()
+
+
+# Correct but unusual: each must compile with its answers exported, and (on a GPU) pass.
+UNUSUAL = {
+    "guarded-main": lambda s: (s + "\n#ifndef SCANLAB_GRADER\n#include <cstdio>\n"
+                               "int main() { std::puts(\"mine\"); }\n#endif\n"),
+    "unguarded-main": lambda s: s + "\n#include <cstdio>\nint main() { std::puts(\"PASS\"); return 0; }\n",
+    "using-namespace-std": lambda s: "#include <vector>\n#include <algorithm>\nusing namespace std;\n" + s,
+    "lesson-constants": lambda s: ("#include <cstddef>\nconstexpr int kExitPass = 0;\nconstexpr int kExitNoGpu = 3;\n"
+                                   "constexpr unsigned int kDefaultBlocks[] = {32, 64, 256, 1024};\n"
+                                   "constexpr size_t kDefaultN = 1049187;\n"
+                                   "#define CUDA_CHECK(call) (call)\nstatic int openDevice() { return 0; }\n" + s),
+    "crlf": lambda s: s.replace("\n", "\r\n").encode(),
+    "bom": lambda s: b"\xef\xbb\xbf" + s.encode(),
+    "bom-and-crlf": lambda s: b"\xef\xbb\xbf" + s.replace("\n", "\r\n").encode(),
+}
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("program", [STARTER_BUILD, SOLUTION_BUILD], ids=["starter", "solution"])
-def test_starter_and_solution_compile_into_the_checker_without_warnings(builder, program):
-    built = builder.get(program)
-    assert built.warnings() == [], f"{built.reproduce}\n{built.output}"
+@pytest.mark.parametrize("program", [STARTER, SOLUTION], ids=["starter", "solution"])
+def test_starter_and_solution_compile_to_device_code_with_their_answers(program):
+    compiled = compile_submission(program)
+    assert compiled.fatbin and compiled.exports, compiled.feedback or compiled.export_error
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", list(UNUSUAL))
+def test_unusual_but_correct_submissions_compile_with_their_answers(tmp_path, name):
+    path = variant(tmp_path, f"{name}.cu", UNUSUAL[name](solution_text()))
+    compiled = compile_submission(path)
+    assert compiled.fatbin and compiled.exports, compiled.feedback or compiled.export_error
+
+
+@pytest.mark.cuda
+def test_an_odd_file_name_compiles_as_submission_cu(tmp_path):
+    path = variant(tmp_path, "my day31 (final).cu", solution_text())
+    compiled = compile_submission(path)
+    assert compiled.fatbin and compiled.exports, compiled.feedback
+
+
+@pytest.mark.cuda
+def test_answers_that_are_not_constants_lose_the_answers_not_the_kernels(tmp_path):
+    path = variant(tmp_path, "runtime_answers.cu", solution_text().replace(
+        "constexpr int kFreeTotalVersion = 1;", "int kFreeTotalVersion = 1;"))
+    compiled = compile_submission(path)
+    assert compiled.fatbin and not compiled.exports
+    assert "keep them constexpr as in the starter" in compiled.export_error
+
+
+@pytest.mark.cuda
+def test_a_compile_error_shows_the_students_own_error(tmp_path):
+    path = variant(tmp_path, "broken.cu", solution_text().replace("const float last = i < n ? in[i] : 0.0f;",
+                                                                 "const float last = i < n ? in[i] : 0.0f"))
+    compiled = compile_submission(path)
+    assert compiled.fatbin is None
+    assert "broken.cu(" in compiled.feedback and "error" in compiled.feedback, compiled.feedback
+    assert "day31_exports" not in compiled.feedback  # never blame the harness's part on the student
+
+
+@pytest.mark.cuda
+def test_a_file_of_the_repository_cannot_be_included(tmp_path):
+    path = variant(tmp_path, "include_solution.cu", f'#include "{SOLUTION}"\n')
+    compiled = compile_submission(path)
+    assert compiled.fatbin is None, "the solution was included from the repository"
+    assert "day31_shift_then_scan.cu" in compiled.feedback, compiled.feedback
+
+
+@pytest.mark.cuda
+def test_the_module_has_the_names_the_runner_asks_for(tmp_path):
+    """The mangled kernel names and the two answer globals, read from a cubin of the solution's wrapper."""
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        pytest.skip("readelf (binutils) is not installed")
+    from scanlab import env
+
+    shutil.copyfile(SOLUTION, tmp_path / SOLUTION.name)
+    (tmp_path / "wrapper.cu").write_text(wrapper_source(SOLUTION.name))
+    cubin = tmp_path / "module.cubin"
+    built = subprocess.run([env.nvcc(), "-std=c++17", "-O3", "-cubin", "-arch=sm_90", "-o", str(cubin),
+                            str(tmp_path / "wrapper.cu")], capture_output=True, text=True, timeout=300)
+    assert built.returncode == 0, built.stderr
+    symbols = subprocess.run([readelf, "-Ws", str(cubin)], capture_output=True, text=True).stdout.split()
+    for name in [*KERNEL_SYMBOLS.values(), "scanlab_free_total_version", "scanlab_free_total_sentence"]:
+        assert name in symbols, name
+
+
+@pytest.mark.cuda
+def test_the_runner_builds_once_into_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCANLAB_CACHE", str(tmp_path / "cache"))
+    first = build_runner()
+    assert first.is_file() and first.stat().st_mode & stat.S_IXUSR
+    assert first.parent == tmp_path / "cache"
+    assert build_runner() == first and [p.name for p in (tmp_path / "cache").iterdir()] == [first.name]
 
 
 @pytest.mark.cuda
@@ -164,15 +447,25 @@ def test_solution_passes(tmp_path):
 @pytest.mark.cuda
 def test_untouched_starter_fails_instructively(tmp_path):
     report = grade("day31", STARTER, tmp_path, seed=7)
-    assert report.check("builds").passed and report.check("runs").passed
+    assert report.check("builds").passed and report.check(SIDE_EFFECTS_CHECK).passed
     assert report.check(OUT["scan-then-shift"]).passed  # the lesson's kernel is given
     shifted = report.check(OUT["shift-then-scan"])
     assert not shifted.passed and "INCLUSIVE" in shifted.feedback
     for kernel in KERNELS:
         totals = report.check(TOTALS[kernel])
         assert not totals.passed and "never written" in totals.feedback
-    assert not report.check("answer: which version hands you the total").passed
-    assert not report.check("answer: the sentence").passed
+    assert not report.check(VERSION_CHECK).passed
+    assert not report.check(SENTENCE_CHECK).passed
+    assert len(report.failed()) == 5, report.text()
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", list(UNUSUAL))
+def test_unusual_but_correct_submissions_pass(tmp_path, name):
+    path = variant(tmp_path, f"{name}.cu", UNUSUAL[name](solution_text()))
+    report = grade("day31", path, tmp_path, seed=11)
+    assert report.passed, report.text()
 
 
 def mutate_solution(tmp_path, old: str, new: str, name: str):
@@ -209,6 +502,78 @@ def test_planted_wrong_padding_is_caught_on_partial_tiles(tmp_path):
 
 @pytest.mark.gpu
 @pytest.mark.cuda
+def test_planted_store_without_its_guard_is_caught_past_the_end_of_out(tmp_path):
+    planted = mutate_solution(tmp_path, "if (i < n) out[i] = tile[src * width + tid];",
+                              "out[i] = tile[src * width + tid];", "unguarded_store")
+    report = grade("day31", planted, tmp_path, seed=6)
+    check = report.check(SIDE_EFFECTS_CHECK)
+    assert not check.passed and "shift-then-scan" in check.feedback, report.text()
+    assert "wrote past the end of out" in check.feedback
+    assert [c.name for c in report.failed()] == [SIDE_EFFECTS_CHECK]
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+def test_planted_write_into_the_input_is_caught(tmp_path):
+    planted = mutate_solution(tmp_path, "if (tid == width - 1) block_totals[blockIdx.x] = tile[src * width + tid];",
+                              "if (tid == width - 1) block_totals[blockIdx.x] = tile[src * width + tid];\n"
+                              "    if (i < n) const_cast<float*>(in)[i] = -1.0f;", "writes_input")
+    report = grade("day31", planted, tmp_path, seed=8)
+    check = report.check(SIDE_EFFECTS_CHECK)
+    assert not check.passed and "scan-then-shift" in check.feedback and "changed the input" in check.feedback, \
+        report.text()
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+def test_planted_illegal_address_is_a_crash_of_that_kernel_only(tmp_path):
+    planted = mutate_solution(tmp_path, "if (i < n) out[i] = tile[src * width + tid];",
+                              "if (i < n) out[i + (size_t(1) << 40)] = tile[src * width + tid];", "illegal_address")
+    report = grade("day31", planted, tmp_path, seed=9)
+    check = report.check(OUT["shift-then-scan"])
+    assert not check.passed and "crashed" in check.feedback and "CUDA_ERROR_ILLEGAL_ADDRESS" in check.feedback, \
+        report.text()
+    # a fresh process after each crash: the other kernel is still graded, and passes
+    assert report.check(OUT["scan-then-shift"]).passed and report.check(TOTALS["scan-then-shift"]).passed
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.slow
+def test_planted_hang_is_the_time_limit_and_costs_that_kernel_only(tmp_path):
+    planted = mutate_solution(tmp_path, "tile[tid] = (tid > 0 && i - 1 < n) ? in[i - 1] : 0.0f;",
+                              "if (width == 1024) { while (clock64() >= 0) {} }\n"
+                              "    tile[tid] = (tid > 0 && i - 1 < n) ? in[i - 1] : 0.0f;", "hangs_at_1024")
+    report = grade("day31", planted, tmp_path, seed=10)
+    check = report.check(OUT["shift-then-scan"])
+    assert not check.passed and "time limit" in check.feedback and "1024 threads" in check.feedback, report.text()
+    assert report.check(OUT["scan-then-shift"]).passed and report.check(TOTALS["scan-then-shift"]).passed
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+def test_a_renamed_kernel_is_not_found_and_the_module_is_listed(tmp_path):
+    planted = mutate_solution(tmp_path, "__global__ void scanExclusiveShiftThenScan(",
+                              "__global__ void scanExclusiveShiftThenScanMine(", "renamed_kernel")
+    report = grade("day31", planted, tmp_path, seed=12)
+    check = report.check(OUT["shift-then-scan"])
+    assert not check.passed and "kernel not found" in check.feedback, report.text()
+    assert "scanExclusiveShiftThenScanMine(float const*, float*, float*, unsigned long)" in check.feedback
+    assert report.check(OUT["scan-then-shift"]).passed
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+def test_runtime_answers_fail_the_answer_checks_only(tmp_path):
+    planted = mutate_solution(tmp_path, "constexpr int kFreeTotalVersion = 1;", "int kFreeTotalVersion = 1;",
+                              "runtime_answers")
+    report = grade("day31", planted, tmp_path, seed=13)
+    assert sorted(c.name for c in report.failed()) == sorted([VERSION_CHECK, SENTENCE_CHECK]), report.text()
+    assert "keep them constexpr" in report.check(VERSION_CHECK).feedback
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
 def test_a_submission_that_prints_pass_without_the_work_fails(tmp_path):
     report = grade("day31", PASSES_BY_PRINTING, tmp_path, seed=3)
     assert not report.passed
@@ -222,8 +587,9 @@ def test_grade_cli_exit_status_and_json(tmp_path):
     out = tmp_path / "results.json"
     passed = run(["python3", GRADE, "day31", SOLUTION, "--seed", "4", "--json", out])
     assert passed.returncode == EXIT_PASS, passed.describe()
-    # builds, runs, the answer, the sentence, and out + totals for each kernel
+    # builds, the answer, the sentence, out + totals for each kernel, and the side effects
     assert json.loads(out.read_text())["score"] == 8
+    assert "reproduce: python3 harness/grade.py day31 solutions/day31_shift_then_scan.cu --seed 4" in passed.stdout
     failed = run(["python3", GRADE, "day31", STARTER, "--seed", "4"])
     assert failed.returncode == EXIT_FAIL, failed.describe()
     assert "FAIL  shift-then-scan: exclusive scan" in failed.stdout

@@ -1,36 +1,88 @@
 """Grader for the Day 31 exercise (exercises/day31_shift_then_scan.cu).
 
-The submission is built into harness/drivers/day31_checker.cu, which runs
-scanExclusiveScanThenShift and scanExclusiveShiftThenScan at 32, 64, 256 and
-1024 threads on inputs written here and dumps every output and totals array.
-Everything below this line of the pipeline is harness code: the inputs, the
-reference (each tile's exclusive scan restarts at 0; each tile's total is the
-sum of its elements, lanes past the end counting 0), the comparisons, the
-diagnoses. `evaluate` is pure Python so the grading logic is tested without a GPU.
+No host code of the submission ever runs. The pipeline:
+
+1. Compile, in a sandbox, DEVICE code only (`nvcc -fatbin`): a wrapper
+   translation unit that #includes the submission and then
+   harness/drivers/day31_exports.cuh, which copies kFreeTotalVersion and
+   kFreeTotalSentence into __device__ globals at compile time. If that part
+   does not compile (answers that are not constant expressions), the
+   submission alone is compiled, so its kernels are still graded. A build
+   that read any file but the scratch folder's and the system's (/usr) is
+   refused, which matters where the sandbox is only partial.
+2. The harness's own runner (harness/drivers/day31_runner.cpp, host C++ built
+   here with g++ outside the sandbox and cached) loads the fatbin through the
+   CUDA driver API in a GPU sandbox, one process per input; it reads the two
+   answers before any kernel runs, launches both kernels by their mangled
+   names at 32, 64, 256 and 1024 threads, and writes back the raw words of
+   out, block_totals and the input, each with poisoned guard words around it.
+3. Everything is judged here: the reference (each tile's exclusive scan
+   restarts at 0; each tile's total is the sum of its elements, lanes past the
+   end counting 0), the guards, the input, the diagnoses. `evaluate` is pure
+   Python so the grading logic is tested without a GPU.
+
+`probe_gpu()` is the grader's own check for a usable GPU; grade.py calls it
+before anything else. `grade()` never reports "no GPU": after the probe, any
+failure is the submission's (or a harness error), never exit status 3.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import math
+import os
+import re
+import shlex
 import shutil
 import struct
 import subprocess
+import tempfile
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 
-from . import EXIT_NO_GPU
-from .build import Program, compile_program
-from .grading import NoGpu, Report, compare_exact, show
+from . import env
+from .build import cuda_gencode
+from .grading import Report, compare_exact, reproduce_line, show
 from .paths import REPO
 from .run import run_process
+from .sandbox import COMPILE_LIMITS, GPU_LIMITS, INSIDE as INSIDE_SCRATCH, Outcome, Sandbox
 
 BLOCKS = (32, 64, 256, 1024)
 PAGE_N = 1_049_187
-KERNELS = ("scan-then-shift", "shift-then-scan")  # the order the checker dumps them in
+KERNELS = ("scan-then-shift", "shift-then-scan")  # index 0 and 1 on the runner's command line
+KERNEL_SYMBOLS = {  # the starter's signatures, mangled: the names the runner asks the module for
+    "scan-then-shift": "_Z26scanExclusiveScanThenShiftPKfPfS1_m",
+    "shift-then-scan": "_Z26scanExclusiveShiftThenScanPKfPfS1_m",
+}
+KERNEL_SIGNATURES = {
+    "scan-then-shift": "scanExclusiveScanThenShift(const float*, float*, float*, size_t)",
+    "shift-then-scan": "scanExclusiveShiftThenScan(const float*, float*, float*, size_t)",
+}
 ANSWER_SCAN_THEN_SHIFT = 1
 ANSWER_SHIFT_THEN_SCAN = 2
+VERSION_CHECK = "answer: which version hands you the total"
+SENTENCE_CHECK = "answer: the sentence"
+SIDE_EFFECTS_CHECK = "input left unchanged and nothing written outside out and block_totals"
+
+GUARD = 1024  # poisoned words on each side of in, out and block_totals
+POISON = b"\xff\xff\xff\xff"  # the runner's poison word: a NaN no kernel computes from these inputs
+MOST_LINES = 8  # feedback lines per check
+
+DRIVERS = REPO / "harness" / "drivers"
+RUNNER_SOURCE = DRIVERS / "day31_runner.cpp"
+PROBE_SOURCE = DRIVERS / "day31_probe.cu"
+EXPORTS_SOURCE = DRIVERS / "day31_exports.cuh"
+WRAPPER = "scanlab_day31_wrapper.cu"
+MODULE = "module.fatbin"
+RUNNER = "day31_runner"
+MOST_SUBMISSION_BYTES = 1 << 20
+DEVICE_FLAGS = ("-std=c++17", "-O3", "-fatbin")
+# One process runs the 8 launches of one input (each a few milliseconds): a run past this
+# is a kernel that never ends. Waiting blocks rather than spins, so the CPU limit is slack.
+CASE_LIMITS = dataclasses.replace(GPU_LIMITS, cpu_s=30, wall_s=30)
 
 
 # ---- inputs ----------------------------------------------------------------
@@ -62,7 +114,11 @@ class Case:
 
 
 def cases(seed: int) -> list[Case]:
-    """The page's input, then seeded random inputs of sizes the student never saw."""
+    """The page's input, then seeded random inputs of sizes the student never saw.
+
+    Values are integers 0..16 and a tile has at most 1024 of them, so every
+    prefix stays below 2^24 and float sums are exact in any order: `!=` is fair.
+    """
     found = [Case(f"page input: n={PAGE_N}, in[i] = (i % 8) + 1", cycle8(PAGE_N))]
     for n, why in ((1, "a single element: lane 0 alone"),
                    (1025, "one past the largest tile"),
@@ -98,49 +154,147 @@ def tile_totals(values: list[float], block: int) -> list[float]:
     return [math.fsum(tile) for _, tile in tiles(values, block)]
 
 
-# ---- what the checker wrote --------------------------------------------------
-
-@dataclass
-class KernelRun:
-    out: list[float]
-    totals: list[float]
+def f32_bytes(values: list[float]) -> bytes:
+    return array("f", values).tobytes()
 
 
-@dataclass
-class Dump:
-    answer: int
-    sentence: str
-    n: int
-    runs: dict[int, dict[str, KernelRun]]  # block -> kernel name -> outputs
+# ---- what the runner left --------------------------------------------------------
 
-
-def _floats(data: bytes, at: int, count: int) -> tuple[list[float], int]:
+def _floats(data: bytes) -> list[float]:
     values = array("f")
-    values.frombytes(data[at:at + 4 * count])
-    if len(values) != count:
-        raise ValueError("the checker's output file is truncated")
-    return values.tolist(), at + 4 * count
+    values.frombytes(data)
+    return values.tolist()
 
 
-def parse_dump(data: bytes) -> Dump:
-    if data[:8] != b"DAY31X01":
-        raise ValueError("the checker's output file has the wrong header")
-    answer, sentence_len = struct.unpack_from("<iI", data, 8)
-    at = 16
-    sentence = data[at:at + sentence_len].decode("utf-8", "replace")
-    at += sentence_len
-    n, block_count = struct.unpack_from("<QI", data, at)
-    at += 12
-    runs: dict[int, dict[str, KernelRun]] = {}
-    for _ in range(block_count):
-        block, tile_count = struct.unpack_from("<IQ", data, at)
-        at += 12
-        runs[block] = {}
-        for name in KERNELS:
-            out, at = _floats(data, at, n)
-            totals, at = _floats(data, at, tile_count)
-            runs[block][name] = KernelRun(out, totals)
-    return Dump(answer, sentence, n, runs)
+@dataclass
+class Launch:
+    """One kernel, one block size, one input: the raw words the runner copied back, unjudged.
+
+    out, totals and input each hold `guard` poisoned words, then the n (or
+    tiles) words the kernel sees, then `guard` more. `error` says why there are
+    no words: a CUDA error, a limit, the kernel missing from the module.
+    """
+
+    guard: int = GUARD
+    out_words: bytes = b""
+    totals_words: bytes = b""
+    input_words: bytes = b""
+    error: str = ""
+
+    def _inner(self, words: bytes) -> bytes:
+        return words[4 * self.guard:len(words) - 4 * self.guard]
+
+    @property
+    def out(self) -> bytes:
+        return self._inner(self.out_words)
+
+    @property
+    def totals(self) -> bytes:
+        return self._inner(self.totals_words)
+
+    @property
+    def input(self) -> bytes:
+        return self._inner(self.input_words)
+
+
+@dataclass
+class Answers:
+    """The submission's answers as the compiler saw them; version None when they could not be read."""
+
+    version: int | None = None
+    sentence: str = ""
+    why: str = ""
+
+
+@dataclass
+class CaseRun:
+    case: Case
+    launches: dict[int, dict[str, Launch]]  # block -> kernel -> what it left
+
+
+@dataclass
+class ModuleInfo:
+    load_error: str = ""  # non-empty: the module did not load
+    version: int | None = None
+    sentence: str | None = None
+    functions: list[tuple[str, str]] = field(default_factory=list)  # (mangled, demangled)
+
+
+class Reader:
+    def __init__(self, data: bytes, what: str):
+        self.data, self.at, self.what = data, 0, what
+
+    def take(self, count: int) -> bytes:
+        if count < 0 or self.at + count > len(self.data):
+            raise ValueError(f"the runner's {self.what} is truncated")
+        chunk = self.data[self.at:self.at + count]
+        self.at += count
+        return chunk
+
+    def u32(self) -> int:
+        return struct.unpack("<I", self.take(4))[0]
+
+    def i32(self) -> int:
+        return struct.unpack("<i", self.take(4))[0]
+
+    def u64(self) -> int:
+        return struct.unpack("<Q", self.take(8))[0]
+
+    def text(self) -> str:
+        return self.take(self.u32()).decode("utf-8", "replace")
+
+
+def parse_module(data: bytes) -> ModuleInfo:
+    r = Reader(data, "module.bin")
+    if r.take(8) != b"D31MOD01":
+        raise ValueError("the runner's module.bin has the wrong header")
+    result, name, text = r.u32(), r.text(), r.text()
+    if result != 0:
+        return ModuleInfo(load_error=f"{name} ({text})")
+    info = ModuleInfo()
+    found, version = r.u32(), r.i32()
+    info.version = version if found else None
+    found, length, truncated = r.u32(), r.u32(), r.u32()
+    sentence = r.take(length).decode("utf-8", "replace")
+    info.sentence = (sentence + (" [cut at 4096 bytes]" if truncated else "")) if found else None
+    for _ in range(r.u32()):
+        info.functions.append((r.text(), r.text()))
+    return info
+
+
+TASK_LAUNCHED, TASK_FINISHED, TASK_CUDA_ERROR, TASK_NO_SUCH_KERNEL = 0, 1, 2, 3
+
+
+@dataclass
+class TaskRecord:
+    block: int
+    kernel: str
+    state: int
+    launch: Launch
+
+
+def parse_task(data: bytes) -> TaskRecord:
+    r = Reader(data, "task file")
+    if r.take(8) != b"D31TSK01":
+        raise ValueError("a runner task file has the wrong header")
+    block, kernel, n, count, guard, state = r.u32(), r.u32(), r.u64(), r.u64(), r.u32(), r.u32()
+    _, name, text, step = r.u32(), r.text(), r.text(), r.text()
+    if kernel not in (0, 1):
+        raise ValueError(f"a runner task file names kernel {kernel}")
+    launch = Launch(guard=guard)
+    if state == TASK_FINISHED:
+        launch.out_words = r.take(4 * (2 * guard + n))
+        launch.totals_words = r.take(4 * (2 * guard + count))
+        launch.input_words = r.take(4 * (2 * guard + n))
+    elif state == TASK_CUDA_ERROR:
+        launch.error = f"crashed while {step}: {name} ({text})"
+    return TaskRecord(block, KERNELS[kernel], state, launch)
+
+
+def missing_kernel_message(kernel: str, functions: list[tuple[str, str]]) -> str:
+    have = ", ".join(plain or mangled for mangled, plain in functions) or "no kernels at all"
+    return (f"kernel not found: the module has no __global__ void {KERNEL_SIGNATURES[kernel]} "
+            f"(keep the starter's name and parameter types); your module has: {have}")
 
 
 # ---- diagnosis ---------------------------------------------------------------
@@ -163,6 +317,9 @@ def diagnose_output(kernel: str, values: list[float], block: int, out: list[floa
         return "only the first element of tiles is wrong: an exclusive scan starts every tile at the identity 0."
     if bad and all(i % block == block - 1 or i == len(values) - 1 for i in bad):
         return "only the last element of tiles is wrong: check the guard and the lane that loads the last element."
+    if any(math.isnan(out[i]) for i in bad):
+        return ("some elements are NaN, the poison the grader fills out and the words around in with: they were "
+                "never written, or computed from a word read outside the input (in[-1] or in[n]).")
     return ""
 
 
@@ -177,117 +334,522 @@ def diagnose_totals(values: list[float], block: int, totals: list[float]) -> str
     return ""
 
 
+def _word(data: bytes, index: int) -> str:
+    (bits,) = struct.unpack_from("<I", data, 4 * index)
+    (value,) = struct.unpack_from("<f", data, 4 * index)
+    return f"NaN (bits 0x{bits:08x})" if math.isnan(value) else show(value)
+
+
+def _changed(words: bytes, expected: bytes) -> list[int]:
+    if words == expected:
+        return []
+    return [i for i in range(len(words) // 4) if words[4 * i:4 * i + 4] != expected[4 * i:4 * i + 4]]
+
+
+def side_effects(launch: Launch, values: list[float], block: int) -> list[str]:
+    """What a finished launch did outside out[0, n) and block_totals[0, tiles), one sentence each."""
+    g, n, count = launch.guard, len(values), math.ceil(len(values) / block)
+    guard = POISON * g
+    found = []
+    for name, words, size, advice in (
+            ("out", launch.out_words, n, "every store needs the guard `if (i < n)`"),
+            ("block_totals", launch.totals_words, count,
+             f"there is one slot per block ({count} blocks here), written at blockIdx.x"),
+            ("in", launch.input_words, n, "the input is `const float*`: read it, never write it")):
+        before, after = words[:4 * g], words[len(words) - 4 * g:]
+        bad = _changed(before, guard)
+        if bad:
+            found.append(f"wrote before the start of {name}: {len(bad)} word(s) changed, "
+                         f"first {name}[{bad[0] - g}] = {_word(before, bad[0])}; {advice}.")
+        bad = _changed(after, guard)
+        if bad:
+            found.append(f"wrote past the end of {name}: {len(bad)} word(s) changed, "
+                         f"first {name}[{size + bad[0]}] = {_word(after, bad[0])}; {advice}.")
+    bad = _changed(launch.input, f32_bytes(values))
+    if bad:
+        found.append(f"changed the input: {len(bad)} element(s), first in[{bad[0]}] is now "
+                     f"{_word(launch.input, bad[0])}, was {show(values[bad[0]])}; the input is `const float*`: "
+                     "read it, never write it.")
+    return found
+
+
 # ---- evaluation --------------------------------------------------------------
 
-def _feedback_lines(case: Case, block: int, mismatch, what: str, diagnosis: str) -> list[str]:
-    lines = [f"{case.label}, {block} threads: {mismatch.describe(what)}"]
-    if diagnosis:
-        lines.append(f"  likely cause: {diagnosis}")
-    return lines
-
-
-def totals_side_by_side(case: Case, dump: Dump) -> str:
+def totals_side_by_side(run: CaseRun) -> str:
     """Both totals arrays next to the reference, pass or fail, for every block size."""
     header = f"{'threads':>7}  {'tile':>6}  {'expected':>9}  {'scan-then-shift':>15}  {'shift-then-scan':>15}"
-    lines = [f"block totals, {case.label}", header, "  ".join("-" * w for w in (7, 6, 9, 15, 15))]
-    for block, by_kernel in dump.runs.items():
-        expected = tile_totals(case.values, block)
-        first, second = by_kernel[KERNELS[0]].totals, by_kernel[KERNELS[1]].totals
-        shown = sorted({0, 1, len(expected) - 1} & set(range(len(expected))))
-        for t in shown:
-            lines.append(f"{block:>7}  {t:>6}  {show(expected[t]):>9}  {show(first[t]):>15}  {show(second[t]):>15}")
-        verdict = [f"{name} {'matches' if compare_exact(expected, run.totals) is None else 'MISMATCHES'}"
-                   for name, run in by_kernel.items()]
+    lines = [f"block totals, {run.case.label}", header, "  ".join("-" * w for w in (7, 6, 9, 15, 15))]
+    for block, by_kernel in run.launches.items():
+        expected = tile_totals(run.case.values, block)
+        got = {k: (None if launch.error else _floats(launch.totals)) for k, launch in by_kernel.items()}
+
+        def cell(kernel: str, t: int) -> str:
+            values = got.get(kernel)
+            return "no result" if values is None else show(values[t])
+
+        for t in sorted({0, 1, len(expected) - 1} & set(range(len(expected)))):
+            lines.append(f"{block:>7}  {t:>6}  {show(expected[t]):>9}  {cell(KERNELS[0], t):>15}  "
+                         f"{cell(KERNELS[1], t):>15}")
+        verdict = []
+        for kernel in KERNELS:
+            values = got.get(kernel)
+            state = ("has no result (see its checks)" if values is None
+                     else "matches" if compare_exact(expected, values) is None else "MISMATCHES")
+            verdict.append(f"{kernel} {state}")
         lines.append(f"{block:>7}  {'all':>6}  {len(expected):>9}  " + ", ".join(verdict))
     return "\n".join(lines)
 
 
-def evaluate(report: Report, results: list[tuple[Case, Dump]]) -> Report:
-    """Turn the checker's dumps into checks. Pure: no GPU, no files."""
-    dump0 = results[0][1]
-    if dump0.answer == ANSWER_SCAN_THEN_SHIFT:
-        report.add("answer: which version hands you the total", True)
-    elif dump0.answer == ANSWER_SHIFT_THEN_SCAN:
-        report.add("answer: which version hands you the total", False,
+def _grade_answers(report: Report, answers: Answers) -> None:
+    if answers.version is None:
+        report.add(VERSION_CHECK, False, answers.why)
+        report.add(SENTENCE_CHECK, False, answers.why)
+        return
+    if answers.version == ANSWER_SCAN_THEN_SHIFT:
+        report.add(VERSION_CHECK, True)
+    elif answers.version == ANSWER_SHIFT_THEN_SCAN:
+        report.add(VERSION_CHECK, False,
                    "kFreeTotalVersion is 2. Look at what each tile holds when the loop ends: which version scanned "
                    "the real tile, last element included?")
     else:
-        report.add("answer: which version hands you the total", False,
-                   f"kFreeTotalVersion is {dump0.answer}: set it to 1 (scan-then-shift) or 2 (shift-then-scan).")
-    sentence = dump0.sentence.strip()
-    words = len(sentence.split())
-    if words >= 5 and "TODO" not in sentence:
-        report.add("answer: the sentence", True)
+        report.add(VERSION_CHECK, False,
+                   f"kFreeTotalVersion is {answers.version}: set it to 1 (scan-then-shift) or 2 (shift-then-scan).")
+    sentence = answers.sentence.strip()
+    if len(sentence.split()) >= 5 and "TODO" not in sentence:
+        report.add(SENTENCE_CHECK, True)
         report.notes.append(f"sentence for the instructor: {sentence}")
     else:
-        report.add("answer: the sentence", False,
-                   "kFreeTotalSentence must be one sentence (at least five words) saying why; it is "
-                   f"{sentence!r}.")
+        report.add(SENTENCE_CHECK, False,
+                   f"kFreeTotalSentence must be one sentence (at least five words) saying why; it is {sentence!r}.")
 
+
+def _errors_first(errors: dict[str, list[str]]) -> list[str]:
+    """One line per distinct error, where it happened first, and how often it repeated."""
+    lines = []
+    for error, where in errors.items():
+        lines.append(f"{where[0]}: {error}")
+        if len(where) > 1:
+            lines.append(f"  the same at {len(where) - 1} more launch(es)")
+    return lines
+
+
+def evaluate(report: Report, answers: Answers, runs: list[CaseRun]) -> Report:
+    """Turn the runner's raw words into checks. Pure: no GPU, no files."""
+    _grade_answers(report, answers)
+
+    side_lines: list[str] = []
+    judged = 0
     for kernel in KERNELS:
         out_lines: list[str] = []
         total_lines: list[str] = []
-        for case, dump in results:
-            for block, by_kernel in dump.runs.items():
-                run = by_kernel[kernel]
-                m = compare_exact(exclusive_tiles(case.values, block), run.out)
-                if m is not None and len(out_lines) < 8:
-                    out_lines += _feedback_lines(case, block, m, "out",
-                                                 diagnose_output(kernel, case.values, block, run.out))
-                m = compare_exact(tile_totals(case.values, block), run.totals)
-                if m is not None and len(total_lines) < 8:
-                    total_lines += _feedback_lines(case, block, m, "block_totals",
-                                                   diagnose_totals(case.values, block, run.totals))
-        report.add(f"{kernel}: exclusive scan at 32, 64, 256, 1024 threads", not out_lines, "\n".join(out_lines))
-        report.add(f"{kernel}: block totals at 32, 64, 256, 1024 threads", not total_lines, "\n".join(total_lines))
+        errors: dict[str, list[str]] = {}
+        for run in runs:
+            values = run.case.values
+            for block, by_kernel in run.launches.items():
+                launch = by_kernel[kernel]
+                where = f"{run.case.label}, {block} threads"
+                if launch.error:
+                    errors.setdefault(launch.error, []).append(where)
+                    continue
+                judged += 1
+                if len(side_lines) < MOST_LINES:
+                    side_lines += [f"{kernel}, {where}: {line}" for line in side_effects(launch, values, block)]
+                expected = exclusive_tiles(values, block)
+                if launch.out != f32_bytes(expected):  # bytes first: a million floats compare fast
+                    out = _floats(launch.out)
+                    m = compare_exact(expected, out)
+                    if m is not None and len(out_lines) < MOST_LINES:
+                        out_lines.append(f"{where}: {m.describe('out')}")
+                        diagnosis = diagnose_output(kernel, values, block, out)
+                        if diagnosis:
+                            out_lines.append(f"  likely cause: {diagnosis}")
+                expected = tile_totals(values, block)
+                if launch.totals != f32_bytes(expected):
+                    totals = _floats(launch.totals)
+                    m = compare_exact(expected, totals)
+                    if m is not None and len(total_lines) < MOST_LINES:
+                        total_lines.append(f"{where}: {m.describe('block_totals')}")
+                        diagnosis = diagnose_totals(values, block, totals)
+                        if diagnosis:
+                            total_lines.append(f"  likely cause: {diagnosis}")
+        crash_lines = _errors_first(errors)
+        out_feedback = "\n".join(crash_lines + out_lines)
+        total_feedback = "\n".join(crash_lines + total_lines)
+        report.add(f"{kernel}: exclusive scan at 32, 64, 256, 1024 threads", not out_feedback, out_feedback)
+        report.add(f"{kernel}: block totals at 32, 64, 256, 1024 threads", not total_feedback, total_feedback)
 
-    report.notes.append(totals_side_by_side(*results[0]))
+    if judged == 0:
+        report.add(SIDE_EFFECTS_CHECK, False, "nothing to judge: no launch of either kernel finished.")
+    else:
+        report.add(SIDE_EFFECTS_CHECK, not side_lines, "\n".join(side_lines))
+    if runs:
+        report.notes.append(totals_side_by_side(runs[0]))
     return report
+
+
+# ---- building the harness's own programs (outside the sandbox, cached) ---------------
+
+class HarnessBuildError(RuntimeError):
+    """The grader could not build its own runner or probe module (not the submission's fault)."""
+
+
+def cache_dir() -> Path:
+    named = os.environ.get("SCANLAB_CACHE")
+    return Path(named) if named else Path.home() / ".cache" / "scanlab"
+
+
+def _tool_identity(path: str) -> str:
+    info = os.stat(path)
+    return f"{os.path.realpath(path)}:{info.st_size}:{info.st_mtime_ns}"
+
+
+def _cached_build(name: str, sources: list[Path], command: list[str], out_flag_at: int) -> Path:
+    """Build `name` with `command` (whose argument at out_flag_at is replaced by the output path), once.
+
+    The key is the sources' bytes, the compiler's identity and the flags. A
+    build lands in the cache by a rename, so a grader running at the same time
+    sees either nothing or the whole file.
+    """
+    key = hashlib.sha256()
+    for source in sources:
+        key.update(source.read_bytes())
+    key.update(_tool_identity(command[0]).encode())
+    key.update("\0".join(command[1:]).encode())
+    folder = cache_dir()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / f"{name}-{key.hexdigest()[:20]}"
+        if target.is_file():
+            return target
+        work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder))
+    except OSError:  # no writable cache: build into a private temporary folder every time
+        target = None
+        work = Path(tempfile.mkdtemp(prefix=f"scanlab-{name}-"))
+    built = work / name
+    command = [*command[:out_flag_at], str(built), *command[out_flag_at + 1:]]
+    try:
+        proc = run_process(command, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise HarnessBuildError(f"$ {shlex.join(command)}\n{exc}") from None
+    if proc.returncode != 0 or not built.is_file():
+        raise HarnessBuildError(f"$ {shlex.join(command)}\n{(proc.stdout + proc.stderr).strip()}")
+    if target is None:
+        return built
+    os.replace(built, target)
+    shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def _cuda_root() -> Path | None:
+    nvcc = env.nvcc()
+    return Path(nvcc).resolve().parent.parent if nvcc else None
+
+
+def runner_command() -> list[str]:
+    """How the runner is built: host C++ against the driver API only (cuda.h, -lcuda)."""
+    cxx = shutil.which("g++") or shutil.which("c++")
+    if cxx is None:
+        raise HarnessBuildError("no C++ compiler (g++) on PATH to build the grader's GPU runner")
+    flags = ["-std=c++17", "-O2", "-Wall", "-Wextra"]
+    root = _cuda_root()
+    if root is not None:
+        for include in (root / "include", root / "targets" / "x86_64-linux" / "include"):
+            if (include / "cuda.h").is_file():
+                flags.append(f"-I{include}")
+                break
+        # Link against the toolkit's stub when the driver's own libcuda.so is not there;
+        # at run time the loader finds the real libcuda.so.1 (the stub's soname).
+        for stubs in (root / "lib64" / "stubs", root / "lib" / "stubs",
+                      root / "targets" / "x86_64-linux" / "lib" / "stubs"):
+            if stubs.is_dir():
+                flags.append(f"-L{stubs}")
+                break
+    return [cxx, *flags, "-o", "OUT", str(RUNNER_SOURCE), "-lcuda"]
+
+
+def build_runner() -> Path:
+    command = runner_command()
+    return _cached_build(RUNNER, [RUNNER_SOURCE], command, command.index("-o") + 1)
+
+
+def device_command(source: str, out: str) -> list[str]:
+    """nvcc, device code only, for every target the grader loads (build.cuda_gencode: sm_75, sm_90, PTX, this GPU)."""
+    nvcc = env.nvcc()
+    if nvcc is None:
+        raise HarnessBuildError("nvcc not found on PATH or in /usr/local/cuda/bin")
+    return [nvcc, *DEVICE_FLAGS, *cuda_gencode(), "-o", out, source]
+
+
+def build_probe_module() -> Path:
+    command = device_command(str(PROBE_SOURCE), "OUT")
+    return _cached_build("day31_probe.fatbin", [PROBE_SOURCE], command, command.index("-o") + 1)
+
+
+# ---- the GPU probe -------------------------------------------------------------------
+
+def probe_gpu() -> str | None:
+    """None when this machine can run what the grader builds; otherwise one line saying why not.
+
+    Runs no student code: the harness's runner loads and runs the harness's own
+    probe module, inside a GPU sandbox as the grading runs will be.
+    """
+    try:
+        runner = build_runner()
+        module = build_probe_module()
+    except HarnessBuildError as exc:
+        return f"the grader could not build its GPU runner: {str(exc).splitlines()[-1]}"
+    with Sandbox(gpu=True) as box:
+        box.put(RUNNER, runner, executable=True)
+        box.put("probe.fatbin", module)
+        outcome = box.run([f"./{RUNNER}", "--probe", "--fatbin", "probe.fatbin"], GPU_LIMITS)
+    if outcome.ok:
+        return None
+    said = [line for line in outcome.stderr.splitlines() if line.startswith("day31_runner: ")]
+    if said:
+        return said[-1].removeprefix("day31_runner: ")
+    return f"the GPU probe failed ({outcome.describe()}): {outcome.stderr.strip()[-300:] or 'no message'}"
+
+
+# ---- compiling the submission (device code only, in a sandbox) ------------------------
+
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
+
+
+def scratch_name(submission: Path) -> str:
+    """The submission's own base name when it is plain, so the compiler's messages name it."""
+    name = submission.name
+    if PLAIN_NAME.fullmatch(name) and name not in (WRAPPER, MODULE, RUNNER) and len(name) <= 100:
+        return name
+    return "submission.cu"
+
+
+def wrapper_source(name: str) -> str:
+    return ("// The Day 31 grader's wrapper: the submission, then the harness's compile-time exports.\n"
+            "#define SCANLAB_GRADER 1\n"
+            f'#include "{name}"\n'
+            f'#line 1 "harness/drivers/{EXPORTS_SOURCE.name}"\n'
+            + EXPORTS_SOURCE.read_text())
+
+
+@dataclass
+class Compiled:
+    fatbin: bytes | None  # None: the submission's device code did not compile
+    exports: bool = False  # the fatbin carries the scanlab_ answer globals
+    feedback: str = ""  # why it did not compile (the student's own errors)
+    export_error: str = ""  # why the answers could not be read at compile time
+    warnings: str = ""  # the compiler's warnings about the student's file, for a note
+
+
+def _compiler_messages(outcome: Outcome, most_lines: int = 30, most_chars: int = 3000) -> str:
+    """The compiler's output, errors first, cut to a readable length."""
+    text = (outcome.stdout + outcome.stderr).strip()
+    lines = text.splitlines()
+    errors = [i for i, line in enumerate(lines) if " error" in line or line.startswith("error")]
+    start = max(0, errors[0] - 2) if errors else 0
+    shown = lines[start:start + most_lines]
+    result = "\n".join(shown)[:most_chars]
+    if start + most_lines < len(lines) or len(result) < len("\n".join(shown)):
+        result += f"\n[... cut: {len(lines)} lines in all]"
+    if outcome.limit:
+        result = f"the compiler stopped: {outcome.limit}\n{result}"
+    elif outcome.signal:
+        result = f"the compiler was {outcome.describe()}\n{result}"
+    return result.strip()
+
+
+def _student_warnings(outcome: Outcome, name: str) -> str:
+    lines = [line for line in (outcome.stdout + outcome.stderr).splitlines()
+             if line.startswith(f"{name}(") and "warning" in line]
+    return "\n".join(lines[:6])
+
+
+DEPENDENCIES = "deps.d"
+
+
+def outside_includes(deps: str, scratch: Path) -> list[str]:
+    """Files the compile read that are neither the scratch folder's nor the system's (/usr).
+
+    Under bubblewrap nothing else exists; without it (partial isolation) this is
+    what keeps `#include "/path/to/the/repo/solutions/..."` from building.
+    """
+    words = deps.replace("\\\n", " ").replace("\\ ", "\0").split()
+    allowed = ("/usr/", f"{INSIDE_SCRATCH}/", f"{scratch}/", *(f"{d}/" for d in _toolkit_dirs()))
+    found = []
+    for word in words[1:]:  # words[0] is the target ("module.fatbin:")
+        path = word.replace("\0", " ")
+        if path == ":" or path.endswith(":"):
+            continue
+        if not os.path.isabs(path):
+            path = str(scratch / path)
+        path = os.path.normpath(path)
+        if not path.startswith(allowed):
+            found.append(path)
+    return found
+
+
+def _toolkit_dirs() -> list[str]:
+    root = _cuda_root()
+    return [str(root), os.path.realpath(root)] if root else []
+
+
+def compile_submission(submission: Path) -> Compiled:
+    """The submission's device code as a fatbin, with the answer exports when they compile."""
+    data = submission.read_bytes()
+    if len(data) > MOST_SUBMISSION_BYTES:
+        return Compiled(None, feedback=f"the file is {len(data)} bytes; a submission is at most "
+                                       f"{MOST_SUBMISSION_BYTES} bytes")
+    name = scratch_name(submission)
+    nvcc = env.nvcc()
+    if nvcc is None:
+        raise HarnessBuildError("nvcc not found on PATH or in /usr/local/cuda/bin")
+    device = [nvcc, *DEVICE_FLAGS, *cuda_gencode(), "-MD", "-MF", DEPENDENCIES, "-o", MODULE]
+    with Sandbox(gpu=False) as box:
+        box.put(name, data)
+        box.put(WRAPPER, wrapper_source(name).encode())
+
+        def built(outcome: Outcome) -> Compiled | bytes | None:
+            """The fatbin; a refusal when it read files from elsewhere; None when it did not compile."""
+            fatbin = box.get(MODULE) if outcome.ok else None
+            if not fatbin:
+                return None
+            deps = box.get(DEPENDENCIES)
+            outside = outside_includes(deps.decode("utf-8", "replace"), box.scratch) if deps else ["(unknown)"]
+            if outside:
+                return Compiled(None, feedback=f"your file includes {outside[0]}: a submission is one file, and "
+                                               "may include the system's and CUDA's headers only.")
+            return fatbin
+
+        wrapped = box.run([*device, WRAPPER], COMPILE_LIMITS)
+        result = built(wrapped)
+        if isinstance(result, Compiled):
+            return result
+        if result:
+            return Compiled(result, exports=True, warnings=_student_warnings(wrapped, name))
+        if wrapped.limit:  # the same code alone would only hit the limit again
+            return Compiled(None, feedback=_compiler_messages(wrapped))
+        # Compile the submission alone: its kernels are graded even when the answers are not constants.
+        plain = box.run([*device, "-DSCANLAB_GRADER=1", "-x", "cu", name], COMPILE_LIMITS)
+        result = built(plain)
+        if isinstance(result, Compiled):
+            return result
+        if not result:
+            return Compiled(None, feedback=_compiler_messages(plain))
+        said = [line for line in (wrapped.stdout + wrapped.stderr).splitlines() if "error" in line]
+        why = ("kFreeTotalVersion and kFreeTotalSentence could not be read at compile time: keep them constexpr "
+               "as in the starter (`constexpr int kFreeTotalVersion = ...;` and "
+               "`constexpr const char* kFreeTotalSentence = \"...\";`, at file scope).")
+        if said:
+            why += f"\nthe compiler said: {said[0].strip()[:300]}"
+        return Compiled(result, exports=False, export_error=why, warnings=_student_warnings(plain, name))
+
+
+# ---- running the kernels (one GPU sandbox per input) ---------------------------------------
+
+def task_file(block: int, kernel: str) -> str:
+    return f"task-{block}-{KERNELS.index(kernel)}.bin"
+
+
+@dataclass
+class Printed:
+    """What the kernels printed (device printf reaches the runner's stdout): kept only to be counted."""
+
+    kept: int = 0
+    discarded: int = 0
+
+
+def run_case(runner: Path, fatbin: bytes, case: Case, hung: dict[str, str],
+             printed: Printed | None = None) -> tuple[CaseRun, ModuleInfo | None]:
+    """Every kernel at every block size on one input, in a fresh sandbox.
+
+    A CUDA error spoils the process's context, so the runner stops there and a
+    fresh process takes the launches left. A kernel that hangs (the time limit)
+    is not launched again, in this input or the next (`hung` remembers it).
+    """
+    printed = printed if printed is not None else Printed()
+    launches: dict[int, dict[str, Launch]] = {block: {} for block in BLOCKS}
+    pending = [(block, kernel) for block in BLOCKS for kernel in KERNELS]
+    module: ModuleInfo | None = None
+    with Sandbox(gpu=True) as box:
+        box.put(RUNNER, runner, executable=True)
+        box.put(MODULE, fatbin)
+        box.put("input.f32", f32_bytes(case.values))
+        while pending:
+            for block, kernel in [t for t in pending if t[1] in hung]:
+                launches[block][kernel] = Launch(error=f"not launched: this kernel did not finish earlier "
+                                                       f"({hung[kernel]})")
+            pending = [t for t in pending if t[1] not in hung]
+            if not pending:
+                break
+            tasks = ",".join(f"{block}:{KERNELS.index(kernel)}" for block, kernel in pending)
+            outcome = box.run([f"./{RUNNER}", "--fatbin", MODULE, "--input", "input.f32", "--tasks", tasks,
+                               "--guard", str(GUARD)], CASE_LIMITS)
+            printed.kept += len(outcome.stdout.encode())
+            printed.discarded += outcome.output_dropped
+            raw = box.get("module.bin")
+            info = parse_module(raw) if raw else None
+            if module is None:
+                module = info
+            if info is not None and info.load_error:
+                for block, kernel in pending:
+                    launches[block][kernel] = Launch(error=f"your module did not load: {info.load_error}")
+                break
+            done = []
+            for block, kernel in pending:
+                raw = box.get(task_file(block, kernel))
+                if raw is None:
+                    break
+                record = parse_task(raw)
+                launch = record.launch
+                if record.state == TASK_LAUNCHED:  # the process ended inside this launch
+                    launch.error = f"did not finish: {outcome.describe()}"
+                    if outcome.limit:
+                        launch.error += " (a hang: a barrier some lanes never reach, or a loop that never ends?)"
+                        hung[kernel] = f"{outcome.describe()} at {block} threads"
+                elif record.state == TASK_NO_SUCH_KERNEL:
+                    launch.error = missing_kernel_message(kernel, info.functions if info else [])
+                launches[block][kernel] = launch
+                done.append((block, kernel))
+            if not done:  # the runner stopped before its first launch: a harness problem, said once per launch
+                said = outcome.stderr.strip().splitlines()
+                why = said[-1] if said else outcome.describe()
+                for block, kernel in pending:
+                    launches[block][kernel] = Launch(error=f"the grader's runner stopped before this launch: {why}")
+                break
+            pending = [t for t in pending if t not in done]
+    return CaseRun(case, launches), module
 
 
 # ---- the whole pipeline ------------------------------------------------------
 
-CHECKER_SOURCE = REPO / "harness" / "drivers" / "day31_checker.cu"
-
-
-def checker_program(submission: Path, name: str = "day31_checker") -> Program:
-    """The checker with `submission` force-included ahead of it."""
-    return Program(name, (str(CHECKER_SOURCE),), "nvcc", extra_flags=("-include", str(submission)))
-
-
 def grade(exercise: str, submission: Path, workdir: Path, seed: int) -> Report:
     report = Report(exercise, str(submission))
-    report.notes.append(f"hidden inputs drawn with seed {seed}; reproduce: "
-                        f"python3 harness/grade.py day31 {submission.name} --seed {seed}")
-    copy = workdir / "submission.cu"  # a fixed name: odd characters in the student's path cannot reach the compiler
-    shutil.copyfile(submission, copy)
-    built = compile_program(checker_program(copy), workdir / "build")
-    if not built.ok:
-        report.add("builds", False, f"the checker did not compile with your file.\n$ {built.reproduce}\n{built.output}")
+    report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce_line(exercise, submission, seed)}")
+    runner = build_runner()  # the probe built it already; a failure here is the grader's own error
+    compiled = compile_submission(submission)
+    if compiled.fatbin is None:
+        report.add("builds", False, f"your file's device code did not compile:\n{compiled.feedback}")
         return report
     report.add("builds", True)
+    if compiled.warnings:
+        report.notes.append(f"compiler warnings (not graded):\n{compiled.warnings}")
 
-    results: list[tuple[Case, Dump]] = []
-    for number, case in enumerate(cases(seed)):
-        data_in = workdir / f"input{number}.f32"
-        data_out = workdir / f"output{number}.bin"
-        data_in.write_bytes(array("f", case.values).tobytes())
-        command = [str(built.path), "--input", str(data_in), "--output", str(data_out)]
-        try:
-            proc = run_process(command, capture_output=True, text=True, timeout=120)
-        except OSError as exc:
-            report.add("runs", False, f"{case.label}: the grader could not start its checker ({exc}); "
-                                      "a harness problem, not yours")
-            return report
-        except subprocess.TimeoutExpired:
-            report.add("runs", False, f"{case.label}: the kernels did not finish within 120 s (a hang: a barrier "
-                                      "some lanes never reach, or a loop that never ends?)")
-            return report
-        if proc.returncode == EXIT_NO_GPU:
-            raise NoGpu(proc.stderr.strip())
-        if proc.returncode != 0:
-            report.add("runs", False, f"{case.label}: {proc.stderr.strip() or f'exit status {proc.returncode}'}")
-            return report
-        results.append((case, parse_dump(data_out.read_bytes())))
-    report.add("runs", True)
-    return evaluate(report, results)
+    hung: dict[str, str] = {}
+    runs: list[CaseRun] = []
+    module: ModuleInfo | None = None
+    printed = Printed()
+    for case in cases(seed):
+        run, info = run_case(runner, compiled.fatbin, case, hung, printed)
+        runs.append(run)
+        module = module or info
+    if printed.discarded:
+        report.notes.append(f"the kernels printed more than the grader keeps: {printed.discarded} bytes were "
+                            "discarded (what a submission prints decides nothing)")
+
+    if not compiled.exports:
+        answers = Answers(why=compiled.export_error)
+    elif module is None or module.load_error or module.version is None or module.sentence is None:
+        why = module.load_error if module and module.load_error else "the runner could not read them"
+        answers = Answers(why=f"the answers could not be read from your module: {why}")
+    else:
+        answers = Answers(module.version, module.sentence)
+    return evaluate(report, answers, runs)

@@ -1,0 +1,449 @@
+// Harness-owned GPU runner for the Day 31 exercise (exercises/day31_shift_then_scan.cu).
+//
+// Host code of the harness only: it loads the DEVICE code the grader compiled
+// from a submission (a fatbin: no host code of the submission exists in it),
+// launches the two kernels by their mangled names through the CUDA driver API,
+// and writes back the raw words it finds in device memory. It judges nothing;
+// harness/scanlab/grade_day31.py compares every word with its own reference.
+// The grader builds this file with g++ outside the sandbox and runs it inside
+// one (harness/scanlab/sandbox.py), one process per input.
+//
+//   day31_runner --probe --fatbin PROBE.fatbin
+//       Is there a usable GPU? cuInit, device 0, its primary context, the
+//       harness's own tiny module (drivers/day31_probe.cu) loaded and run.
+//       Exit 0 usable; 3 not, with one line saying why. Needs no student code.
+//   day31_runner --fatbin MODULE.fatbin --input IN.f32 --tasks 32:0,32:1,... [--guard WORDS]
+//       IN.f32: raw little-endian float32 input (n = size / 4, n >= 1). A task
+//       BLOCK:K launches kernel K (0 scanExclusiveScanThenShift, 1
+//       scanExclusiveShiftThenScan) with BLOCK threads and ceil(n / BLOCK) blocks.
+//
+// Files written in the working folder (little-endian; str = u32 length + bytes):
+//   module.bin: "D31MOD01", u32 CUresult of loading the module, str error
+//     name, str error text; when it loaded: u32 found + i32 value of
+//     scanlab_free_total_version, u32 found + u32 length + u32 truncated + the
+//     bytes of scanlab_free_total_sentence (day31_exports.cuh puts both there at
+//     compile time, and they are read before any kernel runs), u32 count and
+//     per kernel in the module: str mangled name, str demangled name.
+//   task-BLOCK-K.bin: "D31TSK01", u32 block, u32 kernel, u64 n, u64 tiles,
+//     u32 guard, u32 state (0 launched and never finished, 1 finished, 2 a CUDA
+//     error, 3 no such kernel in the module), u32 CUresult, str error name, str
+//     error text, str the step that failed; when finished: float32 out[guard + n
+//     + guard], block_totals[guard + tiles + guard], in[guard + n + guard].
+//     The "launched" version is written before the launch and replaced (by a
+//     rename) when the task ends, so a run killed by its time limit leaves the
+//     task it was in marked.
+//
+// Before every launch the same three buffers (allocated once) are refilled:
+// out and block_totals and the guard words around all three with the poison
+// 0xFFFFFFFF (a NaN), the input copied in again. No earlier result sits in
+// device memory, a kernel that changed the input cannot spoil the next launch,
+// and every word written outside out[0, n) and block_totals[0, tiles) shows.
+//
+// Exit status: 0 every task done (whatever the results); 1 the runner itself
+// failed (a file, an allocation); 2 bad command line; 3 (--probe only) no
+// usable GPU; 4 stopped after a CUDA error (a crash poisons the context: the
+// grader starts a fresh process for the tasks left) or the module did not load.
+
+#include <cuda.h>
+#include <cxxabi.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr int kExitDone = 0;
+constexpr int kExitRunner = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitNoGpu = 3;
+constexpr int kExitStopped = 4;
+
+constexpr uint32_t kPoison = 0xFFFFFFFFu;
+constexpr uint32_t kSentenceCapacity = 4096;  // day31_exports.cuh: ScanlabText::bytes
+constexpr uint32_t kMostFunctionsListed = 64;
+constexpr size_t kMostNameBytes = 400;
+
+// The starter's signatures, (const float*, float*, float*, size_t), as the Itanium C++ ABI mangles them.
+constexpr const char* kKernelSymbols[2] = {"_Z26scanExclusiveScanThenShiftPKfPfS1_m",
+                                           "_Z26scanExclusiveShiftThenScanPKfPfS1_m"};
+constexpr const char* kKernelNames[2] = {"scanExclusiveScanThenShift", "scanExclusiveShiftThenScan"};
+
+enum TaskState : uint32_t { kLaunched = 0, kFinished = 1, kCudaError = 2, kNoSuchKernel = 3 };
+
+std::string errorName(CUresult r) {
+    const char* name = nullptr;
+    return ::cuGetErrorName(r, &name) == CUDA_SUCCESS && name != nullptr ? name : "CUDA error " + std::to_string(r);
+}
+
+std::string errorText(CUresult r) {
+    const char* text = nullptr;
+    return ::cuGetErrorString(r, &text) == CUDA_SUCCESS && text != nullptr ? text : "unknown error";
+}
+
+[[noreturn]] void stop(int status, const std::string& line) {
+    std::fprintf(stderr, "day31_runner: %s\n", line.c_str());
+    std::exit(status);
+}
+
+// A CUDA call the runner itself depends on (not one a kernel can make fail).
+void need(CUresult r, const char* what, int status = kExitRunner) {
+    if (r != CUDA_SUCCESS) stop(status, std::string(what) + " failed: " + errorName(r) + " (" + errorText(r) + ")");
+}
+
+// Binary output, written whole to NAME.tmp and renamed to NAME when closed.
+class Writer {
+public:
+    explicit Writer(std::string path) : path_(std::move(path)), temporary_(path_ + ".tmp") {
+        file_ = std::fopen(temporary_.c_str(), "wb");
+        if (file_ == nullptr) stop(kExitRunner, "cannot write " + temporary_ + ": " + std::strerror(errno));
+    }
+    Writer(const Writer&) = delete;
+    Writer& operator=(const Writer&) = delete;
+    ~Writer() {
+        if (file_ != nullptr) std::fclose(file_);
+    }
+
+    void bytes(const void* data, size_t count) {
+        if (count > 0 && std::fwrite(data, 1, count, file_) != count) {
+            stop(kExitRunner, "writing " + temporary_ + " failed: " + std::strerror(errno));
+        }
+    }
+    void u32(uint32_t v) { bytes(&v, sizeof v); }  // the host is little-endian (x86-64, aarch64)
+    void i32(int32_t v) { bytes(&v, sizeof v); }
+    void u64(uint64_t v) { bytes(&v, sizeof v); }
+    void str(const std::string& s) {
+        u32(uint32_t(s.size()));
+        bytes(s.data(), s.size());
+    }
+    void close() {
+        const int closed = std::fclose(file_);
+        file_ = nullptr;
+        if (closed != 0 || std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+            stop(kExitRunner, "finishing " + path_ + " failed: " + std::strerror(errno));
+        }
+    }
+
+private:
+    std::string path_;
+    std::string temporary_;
+    FILE* file_ = nullptr;
+};
+
+std::vector<char> readFile(const std::string& path) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) stop(kExitRunner, "cannot read " + path + ": " + std::strerror(errno));
+    std::vector<char> data;
+    char chunk[1 << 16];
+    size_t got = 0;
+    while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) data.insert(data.end(), chunk, chunk + got);
+    const bool failed = std::ferror(f) != 0;
+    std::fclose(f);
+    if (failed) stop(kExitRunner, "reading " + path + " failed");
+    return data;
+}
+
+// Device 0 (of those CUDA_VISIBLE_DEVICES leaves) and its primary context, made current.
+// Waiting for a kernel blocks instead of spinning, so a hung kernel costs wall time, not CPU time.
+CUdevice openDevice(int status) {
+    // Load every kernel when the module loads, so a module that cannot load says so there.
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);
+    need(::cuInit(0), "cuInit", status);
+    int count = 0;
+    need(::cuDeviceGetCount(&count), "cuDeviceGetCount", status);
+    if (count == 0) stop(status, "no CUDA device is visible");
+    CUdevice device = 0;
+    need(::cuDeviceGet(&device, 0), "cuDeviceGet", status);
+    ::cuDevicePrimaryCtxSetFlags(device, CU_CTX_SCHED_BLOCKING_SYNC);  // only a preference: ignore a refusal
+    CUcontext context = nullptr;
+    need(::cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain", status);
+    need(::cuCtxSetCurrent(context), "cuCtxSetCurrent", status);
+    return device;
+}
+
+// ---- --probe -----------------------------------------------------------------
+
+int probe(const std::string& fatbin) {
+    const CUdevice device = openDevice(kExitNoGpu);
+    char name[256] = {};
+    ::cuDeviceGetName(name, sizeof name - 1, device);
+    int major = 0, minor = 0, driver = 0;
+    ::cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+    ::cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+    ::cuDriverGetVersion(&driver);
+    const std::string where = std::string(name) + " (sm_" + std::to_string(major) + std::to_string(minor) +
+                              "), driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+
+    const std::vector<char> image = readFile(fatbin);
+    CUmodule module = nullptr;
+    const CUresult loaded = ::cuModuleLoadData(&module, image.data());
+    if (loaded != CUDA_SUCCESS) {
+        stop(kExitNoGpu, "the driver cannot load code built by this nvcc on " + where + ": " + errorName(loaded) +
+                             " (" + errorText(loaded) + ")");
+    }
+    CUfunction kernel = nullptr;
+    need(::cuModuleGetFunction(&kernel, module, "scanlab_probe"), "finding the probe kernel", kExitNoGpu);
+    CUdeviceptr word = 0;
+    need(::cuMemAlloc(&word, sizeof(uint32_t)), "cuMemAlloc", kExitNoGpu);
+    need(::cuMemsetD32(word, 0, 1), "cuMemsetD32", kExitNoGpu);
+    void* params[] = {&word};
+    need(::cuLaunchKernel(kernel, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr), "launching the probe kernel",
+         kExitNoGpu);
+    need(::cuCtxSynchronize(), "running the probe kernel", kExitNoGpu);
+    uint32_t value = 0;
+    need(::cuMemcpyDtoH(&value, word, sizeof value), "copying the probe's word back", kExitNoGpu);
+    if (value != 0x5CA1AB1Eu) stop(kExitNoGpu, "the probe kernel ran on " + where + " but did not write its word");
+    std::printf("day31_runner: usable GPU: %s\n", where.c_str());
+    return kExitDone;
+}
+
+// ---- grading -----------------------------------------------------------------
+
+struct Task {
+    uint32_t block;
+    uint32_t kernel;
+};
+
+// "32:0,32:1,64:0" -> tasks; false on anything else.
+bool parseTasks(const std::string& text, std::vector<Task>& tasks) {
+    size_t at = 0;
+    while (at < text.size()) {
+        size_t end = text.find(',', at);
+        if (end == std::string::npos) end = text.size();
+        const std::string item = text.substr(at, end - at);
+        const size_t colon = item.find(':');
+        if (colon == std::string::npos) return false;
+        char* rest = nullptr;
+        const unsigned long block = std::strtoul(item.c_str(), &rest, 10);
+        if (rest != item.c_str() + colon || block < 1 || block > 1024) return false;
+        const std::string kernel = item.substr(colon + 1);
+        if (kernel != "0" && kernel != "1") return false;
+        tasks.push_back(Task{uint32_t(block), uint32_t(kernel[0] - '0')});
+        at = end + 1;
+    }
+    return !tasks.empty();
+}
+
+std::string demangle(const char* mangled) {
+    int status = 0;
+    char* plain = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+    std::string result = status == 0 && plain != nullptr ? plain : "";
+    std::free(plain);
+    return result;
+}
+
+std::string clip(std::string s) {
+    if (s.size() > kMostNameBytes) s.resize(kMostNameBytes);
+    return s;
+}
+
+// The answers the exports put in the module, then every kernel it has.
+void describeModule(Writer& w, CUmodule module) {
+    CUdeviceptr at = 0;
+    size_t bytes = 0;
+    int32_t version = 0;
+    const bool haveVersion = ::cuModuleGetGlobal(&at, &bytes, module, "scanlab_free_total_version") == CUDA_SUCCESS &&
+                             bytes == sizeof version && ::cuMemcpyDtoH(&version, at, sizeof version) == CUDA_SUCCESS;
+    w.u32(haveVersion ? 1 : 0);
+    w.i32(haveVersion ? version : 0);
+
+    // struct ScanlabText { char bytes[kSentenceCapacity]; unsigned length; unsigned truncated; }
+    std::vector<char> text(kSentenceCapacity + 2 * sizeof(uint32_t));
+    const bool haveSentence = ::cuModuleGetGlobal(&at, &bytes, module, "scanlab_free_total_sentence") == CUDA_SUCCESS &&
+                              bytes == text.size() && ::cuMemcpyDtoH(text.data(), at, text.size()) == CUDA_SUCCESS;
+    uint32_t length = 0, truncated = 0;
+    if (haveSentence) {
+        std::memcpy(&length, text.data() + kSentenceCapacity, sizeof length);
+        std::memcpy(&truncated, text.data() + kSentenceCapacity + sizeof length, sizeof truncated);
+        if (length > kSentenceCapacity) length = kSentenceCapacity;
+    }
+    w.u32(haveSentence ? 1 : 0);
+    w.u32(length);
+    w.u32(truncated);
+    w.bytes(text.data(), length);
+
+    unsigned int count = 0;
+    std::vector<CUfunction> functions;
+    if (::cuModuleGetFunctionCount(&count, module) == CUDA_SUCCESS && count > 0) {
+        functions.resize(count);
+        if (::cuModuleEnumerateFunctions(functions.data(), count, module) != CUDA_SUCCESS) functions.clear();
+    }
+    if (functions.size() > kMostFunctionsListed) functions.resize(kMostFunctionsListed);
+    std::vector<std::string> names;
+    for (CUfunction f : functions) {
+        const char* name = nullptr;
+        if (::cuFuncGetName(&name, f) == CUDA_SUCCESS && name != nullptr) names.push_back(name);
+    }
+    w.u32(uint32_t(names.size()));
+    for (const std::string& name : names) {
+        w.str(clip(name));
+        w.str(clip(demangle(name.c_str())));
+    }
+}
+
+struct Buffers {
+    size_t n = 0;
+    size_t guard = 0;
+    size_t mostTiles = 0;
+    CUdeviceptr in = 0, out = 0, totals = 0;  // each starts `guard` words before the kernel's pointer
+    size_t inWords() const { return guard + n + guard; }
+    size_t outWords() const { return guard + n + guard; }
+    size_t totalsWords() const { return guard + mostTiles + guard; }
+};
+
+void taskHeader(Writer& w, const Task& t, size_t n, size_t tiles, size_t guard, TaskState state, CUresult r,
+                const std::string& step) {
+    w.bytes("D31TSK01", 8);
+    w.u32(t.block);
+    w.u32(t.kernel);
+    w.u64(n);
+    w.u64(tiles);
+    w.u32(uint32_t(guard));
+    w.u32(state);
+    w.u32(uint32_t(r));
+    w.str(r == CUDA_SUCCESS ? "" : errorName(r));
+    w.str(r == CUDA_SUCCESS ? "" : errorText(r));
+    w.str(step);
+}
+
+std::string taskFile(const Task& t) {
+    return "task-" + std::to_string(t.block) + "-" + std::to_string(t.kernel) + ".bin";
+}
+
+// One launch. False when a CUDA error ended it (the context may be unusable now).
+bool runTask(const Task& t, CUfunction kernel, const Buffers& b, const std::vector<float>& input) {
+    const size_t tiles = (b.n + t.block - 1) / t.block;
+    const std::string path = taskFile(t);
+    {
+        Writer marker(path);
+        taskHeader(marker, t, b.n, tiles, b.guard, kLaunched, CUDA_SUCCESS, "");
+        marker.close();
+    }
+    Writer w(path);
+    if (kernel == nullptr) {
+        taskHeader(w, t, b.n, tiles, b.guard, kNoSuchKernel, CUDA_SUCCESS, "");
+        w.close();
+        return true;
+    }
+    auto failed = [&](CUresult r, const std::string& step) {
+        taskHeader(w, t, b.n, tiles, b.guard, kCudaError, r, step);
+        w.close();
+        std::fprintf(stderr, "day31_runner: %s with %u threads: %s: %s\n", kKernelNames[t.kernel], t.block,
+                     step.c_str(), errorName(r).c_str());
+        return false;
+    };
+
+    const size_t guardBytes = b.guard * sizeof(float);
+    CUresult r = ::cuMemsetD32(b.in, kPoison, b.inWords());
+    if (r == CUDA_SUCCESS) r = ::cuMemcpyHtoD(b.in + guardBytes, input.data(), b.n * sizeof(float));
+    if (r == CUDA_SUCCESS) r = ::cuMemsetD32(b.out, kPoison, b.outWords());
+    if (r == CUDA_SUCCESS) r = ::cuMemsetD32(b.totals, kPoison, b.totalsWords());
+    if (r != CUDA_SUCCESS) return failed(r, "refilling the buffers before the launch");
+
+    CUdeviceptr in = b.in + guardBytes, out = b.out + guardBytes, totals = b.totals + guardBytes;
+    uint64_t n = b.n;  // the kernel's size_t
+    void* params[] = {&in, &out, &totals, &n};
+    r = ::cuLaunchKernel(kernel, unsigned(tiles), 1, 1, t.block, 1, 1, 0, nullptr, params, nullptr);
+    if (r != CUDA_SUCCESS) return failed(r, "launching the kernel");
+    r = ::cuCtxSynchronize();
+    if (r != CUDA_SUCCESS) return failed(r, "running the kernel");
+
+    std::vector<float> outWords(b.outWords()), totalsWords(b.guard + tiles + b.guard), inWords(b.inWords());
+    r = ::cuMemcpyDtoH(outWords.data(), b.out, outWords.size() * sizeof(float));
+    if (r == CUDA_SUCCESS) r = ::cuMemcpyDtoH(totalsWords.data(), b.totals, totalsWords.size() * sizeof(float));
+    if (r == CUDA_SUCCESS) r = ::cuMemcpyDtoH(inWords.data(), b.in, inWords.size() * sizeof(float));
+    if (r != CUDA_SUCCESS) return failed(r, "copying the results back");
+
+    taskHeader(w, t, b.n, tiles, b.guard, kFinished, CUDA_SUCCESS, "");
+    w.bytes(outWords.data(), outWords.size() * sizeof(float));
+    w.bytes(totalsWords.data(), totalsWords.size() * sizeof(float));
+    w.bytes(inWords.data(), inWords.size() * sizeof(float));
+    w.close();
+    return true;
+}
+
+int grade(const std::string& fatbin, const std::string& inputPath, const std::vector<Task>& tasks, size_t guard) {
+    const std::vector<char> raw = readFile(inputPath);
+    if (raw.empty() || raw.size() % sizeof(float) != 0) stop(kExitUsage, inputPath + " is not a non-empty float32 file");
+    std::vector<float> input(raw.size() / sizeof(float));
+    std::memcpy(input.data(), raw.data(), raw.size());
+    const std::vector<char> image = readFile(fatbin);
+
+    openDevice(kExitRunner);
+    CUmodule module = nullptr;
+    const CUresult loaded = ::cuModuleLoadData(&module, image.data());
+    {
+        Writer w("module.bin");
+        w.bytes("D31MOD01", 8);
+        w.u32(uint32_t(loaded));
+        w.str(loaded == CUDA_SUCCESS ? "" : errorName(loaded));
+        w.str(loaded == CUDA_SUCCESS ? "" : errorText(loaded));
+        if (loaded == CUDA_SUCCESS) describeModule(w, module);
+        w.close();
+    }
+    if (loaded != CUDA_SUCCESS) stop(kExitStopped, "the module did not load: " + errorName(loaded));
+
+    CUfunction kernels[2] = {nullptr, nullptr};
+    for (int k = 0; k < 2; ++k) {
+        const CUresult found = ::cuModuleGetFunction(&kernels[k], module, kKernelSymbols[k]);
+        if (found != CUDA_SUCCESS) kernels[k] = nullptr;  // CUDA_ERROR_NOT_FOUND: reported per task
+    }
+
+    Buffers b;
+    b.n = input.size();
+    b.guard = guard;
+    for (const Task& t : tasks) {
+        const size_t tiles = (b.n + t.block - 1) / t.block;
+        if (tiles > b.mostTiles) b.mostTiles = tiles;
+    }
+    need(::cuMemAlloc(&b.in, b.inWords() * sizeof(float)), "allocating in");
+    need(::cuMemAlloc(&b.out, b.outWords() * sizeof(float)), "allocating out");
+    need(::cuMemAlloc(&b.totals, b.totalsWords() * sizeof(float)), "allocating block_totals");
+
+    for (const Task& t : tasks) {
+        if (!runTask(t, kernels[t.kernel], b, input)) return kExitStopped;
+    }
+    return kExitDone;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string fatbin, input, taskList;
+    bool probing = false;
+    size_t guard = 1024;
+    for (int a = 1; a < argc; ++a) {
+        const std::string flag = argv[a];
+        if (flag == "--probe") {
+            probing = true;
+            continue;
+        }
+        if (a + 1 >= argc) stop(kExitUsage, flag + " needs a value");
+        const std::string value = argv[++a];
+        if (flag == "--fatbin") {
+            fatbin = value;
+        } else if (flag == "--input") {
+            input = value;
+        } else if (flag == "--tasks") {
+            taskList = value;
+        } else if (flag == "--guard") {
+            char* rest = nullptr;
+            const unsigned long words = std::strtoul(value.c_str(), &rest, 10);
+            if (*rest != '\0' || words < 1 || words > (1u << 20)) stop(kExitUsage, "bad --guard " + value);
+            guard = words;
+        } else {
+            stop(kExitUsage, "unknown flag " + flag);
+        }
+    }
+    const char* usage = "usage: day31_runner --probe --fatbin PROBE.fatbin | "
+                        "day31_runner --fatbin MODULE.fatbin --input IN.f32 --tasks BLOCK:K,... [--guard WORDS]";
+    if (fatbin.empty()) stop(kExitUsage, usage);
+    if (probing) return probe(fatbin);
+    std::vector<Task> tasks;
+    if (input.empty() || !parseTasks(taskList, tasks)) stop(kExitUsage, usage);
+    return grade(fatbin, input, tasks, guard);
+}
