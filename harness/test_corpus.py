@@ -1,0 +1,316 @@
+"""The corpus: hostile, broken and correct-but-unusual submissions, graded end to end.
+
+harness/corpus/manifest.toml lists every file under harness/corpus/<exercise>/
+with the only right verdict. Each entry is graded exactly as an instructor would
+(`python3 harness/grade.py EXERCISE FILE --seed S --json results.json`, as a
+subprocess, from a scratch folder holding a forged results.json), and then:
+
+- the exit status and the verdict are right (0 pass, 1 fail; never 2 or 3),
+  with the exact failing checks and the phrases the manifest names;
+- results.json was replaced, is Gradescope's format and adds up;
+- the repository is byte-identical (every file hashed before and after);
+- no process is left whose comm starts with "evil-" (the corpus names every
+  process it starts that way) or that runs under a sandbox uid;
+- after a hostile entry, the untouched starter in the same checkout still fails.
+
+`@REPO@` in a corpus file is replaced with the repository's absolute path first:
+the worst case, a student who knows where the grader lives. Every hostile file
+is bounded (see its header) so that even an unsandboxed grader cannot harm the
+machine, but run this module on a scratch copy of the repository when trying a
+grader that is not known to be safe. Day 31 entries need an NVIDIA GPU; the
+drill entries run on any machine with g++ (CI).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from scanlab.paths import REPO
+
+CORPUS = REPO / "harness" / "corpus"
+GRADE = REPO / "harness" / "grade.py"
+EXERCISES = ("drill01", "drill02", "day31")
+STARTERS = {
+    "drill01": REPO / "exercises" / "01_exclusive_to_inclusive.cpp",
+    "drill02": REPO / "exercises" / "02_segmented_scan.cpp",
+    "day31": REPO / "exercises" / "day31_shift_then_scan.cu",
+}
+KINDS = ("correct", "wrong", "hostile")
+DEFAULT_SEED = 11
+# Generous: a grade of a well-behaved drill takes seconds; a hostile one may run into
+# several per-run limits (20 s wall each), and a Day 31 one into the GPU limit (60 s).
+GRADE_TIMEOUT_S = {"drill01": 600, "drill02": 600, "day31": 900}
+FORGED = {"score": 1000, "tests": []}
+SANDBOX_UIDS = range(200_000, 300_000)  # scanlab.sandbox.UID_RANGE
+SKIPPED_IN_HASH = {".git", ".venv", "__pycache__", ".pytest_cache", "build"}
+# What a manifest may ask the report to mention: limits, signals, CUDA errors and the
+# graders' diagnoses, all phrases the graders promise to keep.
+STABLE_PHRASES = {
+    "time limit", "memory limit", "process limit", "file size limit", "SIGSEGV", "SIGABRT", "CUDA_ERROR_",
+    "not run", "your main() is not used", "discarded",
+    "right everywhere but the last element", "only the last element is wrong", "the identity 0", "changed its input", "shifted the wrong way",
+    "is not associative", "That is a left-to-right loop", "is missing from the open first segment",
+    "every total is short by its tile's last input element", "this is the INCLUSIVE scan",
+}
+
+
+# ---- the manifest --------------------------------------------------------------------
+
+def load_manifest() -> list[dict]:
+    with open(CORPUS / "manifest.toml", "rb") as f:
+        entries = tomllib.load(f)["submission"]
+    for entry in entries:
+        entry.setdefault("failing", None)
+        entry.setdefault("mentions", [])
+        entry.setdefault("seed", DEFAULT_SEED)
+    return entries
+
+
+MANIFEST = load_manifest()
+
+
+def entry_param(entry: dict):
+    marks = [pytest.mark.gpu, pytest.mark.cuda] if entry["exercise"] == "day31" else [pytest.mark.slow]
+    return pytest.param(entry, marks=marks, id=f"{entry['exercise']}-{Path(entry['file']).stem}")
+
+
+def test_manifest_lists_exactly_the_corpus_files():
+    listed = [entry["file"] for entry in MANIFEST]
+    duplicates = [name for name, count in Counter(listed).items() if count > 1]
+    assert not duplicates, f"listed twice in manifest.toml: {duplicates}"
+    on_disk = {str(p.relative_to(CORPUS)) for ex in EXERCISES for p in (CORPUS / ex).iterdir() if p.is_file()}
+    assert set(listed) == on_disk, (f"in the folder but not the manifest: {sorted(on_disk - set(listed))}; "
+                                    f"in the manifest but not the folder: {sorted(set(listed) - on_disk)}")
+    stray = sorted(p.name for p in CORPUS.iterdir()
+                   if p.name not in {*EXERCISES, "manifest.toml", ".gitattributes"})
+    assert not stray, f"harness/corpus/ holds files the test never grades: {stray}"
+
+
+def test_manifest_covers_every_kind_of_every_exercise():
+    assert len(MANIFEST) >= 40, f"the corpus has {len(MANIFEST)} entries; issue 9 asks for at least 40"
+    kinds = Counter((entry["exercise"], entry["kind"]) for entry in MANIFEST)
+    missing = [f"{ex}/{kind}" for ex in EXERCISES for kind in KINDS if kinds[ex, kind] == 0]
+    assert not missing, f"no corpus entry of these exercise/kind pairs: {missing}"
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=lambda e: f"{e['exercise']}-{Path(e['file']).stem}")
+def test_manifest_entry_is_well_formed(entry):
+    assert entry["exercise"] in EXERCISES, f"{entry['file']}: unknown exercise {entry['exercise']!r}"
+    assert entry["file"].startswith(entry["exercise"] + "/"), f"{entry['file']}: not in its exercise's folder"
+    assert entry["kind"] in KINDS, f"{entry['file']}: kind must be one of {KINDS}, not {entry['kind']!r}"
+    assert entry["verdict"] in ("pass", "fail"), f"{entry['file']}: verdict must be pass or fail"
+    if entry["kind"] == "correct":
+        assert entry["verdict"] == "pass", f"{entry['file']}: a correct submission must pass"
+    if entry["kind"] == "wrong":
+        assert entry["verdict"] == "fail", f"{entry['file']}: a wrong submission must fail"
+    if entry["failing"] is not None:
+        assert entry["verdict"] == "fail" and entry["failing"], f"{entry['file']}: `failing` only with a fail"
+    unstable = [m for m in entry["mentions"] if m not in STABLE_PHRASES]
+    assert not unstable, f"{entry['file']}: mentions outside the stable vocabulary: {unstable}"
+    # The header comment is the file's own statement of its verdict: the two must agree.
+    text = (CORPUS / entry["file"]).read_bytes().decode("utf-8-sig")
+    stated = re.findall(r"Right verdict: (PASS|FAIL)", text[:1500])
+    assert stated == [entry["verdict"].upper()], (f"{entry['file']}: its header says Right verdict: "
+                                                  f"{stated or 'nothing'}, the manifest says {entry['verdict']}")
+
+
+# ---- what a grade must leave behind ---------------------------------------------------
+
+def repo_digest() -> dict[str, str]:
+    """Every file under the repository (but VCS, caches and builds): path -> sha256."""
+    digest = {}
+    for root, dirs, files in os.walk(REPO):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_IN_HASH]
+        for name in files:
+            path = Path(root, name)
+            relative = str(path.relative_to(REPO))
+            if path.is_symlink():
+                digest[relative] = "symlink -> " + os.readlink(path)
+            else:
+                try:
+                    digest[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+                except OSError as exc:  # a file that vanished or cannot be read is itself a change
+                    digest[relative] = f"unreadable: {exc}"
+        for name in dirs:  # a new empty folder counts too
+            digest.setdefault(str(Path(root, name).relative_to(REPO)) + "/", "dir")
+    return digest
+
+
+def describe_changes(before: dict[str, str], after: dict[str, str]) -> str:
+    added = sorted(set(after) - set(before))
+    removed = sorted(set(before) - set(after))
+    changed = sorted(p for p in set(before) & set(after) if before[p] != after[p])
+    return f"added {added[:10]}, removed {removed[:10]}, changed {changed[:10]}"
+
+
+def suspects() -> dict[int, str]:
+    """Live processes named evil-* or running as a sandbox uid: pid -> description."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            comm = (proc / "comm").read_text().strip()
+            status = (proc / "status").read_text()
+        except OSError:
+            continue  # gone already
+        state = re.search(r"^State:\s+(\S)", status, re.M)
+        uid = re.search(r"^Uid:\s+(\d+)", status, re.M)
+        if state and state.group(1) == "Z":
+            continue  # dead, waiting for its parent to reap it
+        uid_value = int(uid.group(1)) if uid else -1
+        if comm.startswith("evil-") or uid_value in SANDBOX_UIDS:
+            found[int(proc.name)] = f"pid {proc.name} comm {comm!r} uid {uid_value}"
+    return found
+
+
+def leftovers(before: dict[int, str]) -> list[str]:
+    """New suspects still alive 0.5 s after the grade.
+
+    The evil-* ones (named by the corpus, so started by the submission this test
+    ran) are then killed by pid, so that one failure does not spill into the next
+    test. A process under a sandbox uid is only reported, never killed: it could
+    belong to another grading running on this machine at the same time (this
+    check assumes there is none)."""
+    time.sleep(0.5)
+    left = {pid: what for pid, what in suspects().items() if pid not in before}
+    for pid, what in left.items():
+        if " comm 'evil-" in what:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    return sorted(left.values())
+
+
+def run_grade(exercise: str, submission: Path, seed: int, results: Path, cwd: Path, timeout: float):
+    command = [sys.executable, str(GRADE), exercise, str(submission), "--seed", str(seed), "--json", str(results)]
+    try:
+        return subprocess.run(command, cwd=cwd, capture_output=True, text=True, errors="replace",
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the grader did not finish within {timeout} s: {shlex.join(command)}\n"
+                    f"{(exc.stdout or b'')[-3000:]!r}", pytrace=False)
+
+
+def check_results_json(results: Path, verdict_pass: bool, label: str) -> list[dict]:
+    """results.json replaced by the grader's own, in Gradescope's format, adding up."""
+    assert results.is_file() and not results.is_symlink(), f"{label}: no results.json at {results}"
+    try:
+        data = json.loads(results.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        pytest.fail(f"{label}: results.json is not JSON ({exc})", pytrace=False)
+    assert data != FORGED, f"{label}: results.json still holds the forged content written before grading"
+    assert isinstance(data.get("tests"), list) and data["tests"], f"{label}: results.json has no tests: {data}"
+    assert isinstance(data.get("output"), str), f"{label}: results.json has no top-level output"
+    for test in data["tests"]:
+        keys = {"name", "score", "max_score", "status", "output", "visibility"}
+        assert keys <= set(test), f"{label}: results.json test lacks {sorted(keys - set(test))}: {test}"
+        assert test["status"] in ("passed", "failed"), f"{label}: status {test['status']!r} in {test['name']!r}"
+        full = test["score"] == test["max_score"]
+        assert full == (test["status"] == "passed"), (f"{label}: {test['name']!r} is {test['status']} with "
+                                                      f"score {test['score']}/{test['max_score']}")
+    total = sum(test["score"] for test in data["tests"])
+    most = sum(test["max_score"] for test in data["tests"])
+    assert math.isclose(data["score"], total), f"{label}: score {data['score']} is not the sum {total}"
+    if verdict_pass:
+        assert math.isclose(data["score"], most), f"{label}: exit 0 but score {data['score']} of {most}"
+    else:
+        assert data["score"] < most, f"{label}: exit 1 but full score {data['score']} of {most}"
+    return data["tests"]
+
+
+def substituted(entry: dict, folder: Path) -> Path:
+    source = CORPUS / entry["file"]
+    data = source.read_bytes().replace(b"@REPO@", str(REPO).encode())
+    copy = folder / source.name
+    copy.write_bytes(data)
+    return copy
+
+
+# ---- every corpus entry ------------------------------------------------------------------
+
+@pytest.mark.parametrize("entry", [entry_param(e) for e in MANIFEST])
+def test_corpus_entry(entry, tmp_path):
+    exercise, seed = entry["exercise"], entry["seed"]
+    label = f"{entry['file']} ({entry['kind']}, must {entry['verdict'].upper()})"
+    work = tmp_path / "grading here"  # a space: the grader must quote what it prints
+    work.mkdir()
+    submission = substituted(entry, work)
+    results = work / "results.json"
+    results.write_text(json.dumps(FORGED))
+
+    before = repo_digest()
+    suspects_before = suspects()
+    proc = run_grade(exercise, submission, seed, results, work, GRADE_TIMEOUT_S[exercise])
+    left = leftovers(suspects_before)
+    after = repo_digest()
+    output = proc.stdout + proc.stderr
+    shown = f"\n--- grader output (last 4000 characters) ---\n{output[-4000:]}"
+
+    assert "Traceback (most recent call last)" not in output, f"{label}: the grader crashed{shown}"
+    assert before == after, f"{label}: the repository changed: {describe_changes(before, after)}{shown}"
+    assert not left, f"{label}: processes left alive after the grade: {left}{shown}"
+    expected_status = 0 if entry["verdict"] == "pass" else 1
+    assert proc.returncode == expected_status, (f"{label}: grade.py exited {proc.returncode}, should be "
+                                                f"{expected_status}{shown}")
+    tests = check_results_json(results, entry["verdict"] == "pass", label)
+    if entry["failing"] is not None:
+        failed = sorted(t["name"] for t in tests if t["status"] == "failed")
+        assert failed == sorted(entry["failing"]), f"{label}: failed checks {failed}, should be exactly " \
+                                                   f"{sorted(entry['failing'])}{shown}"
+    missing = [phrase for phrase in entry["mentions"] if phrase not in output]
+    assert not missing, f"{label}: the report does not mention {missing}{shown}"
+
+    if entry["kind"] == "hostile":
+        # The next student, in the same checkout: the untouched starter still fails.
+        again = tmp_path / "next student"
+        again.mkdir()
+        follow = run_grade(exercise, STARTERS[exercise], seed, again / "results.json", again,
+                           GRADE_TIMEOUT_S[exercise])
+        assert follow.returncode == 1, (f"{label}: after it, the untouched starter {STARTERS[exercise].name} "
+                                        f"exited {follow.returncode} instead of failing (1)\n"
+                                        f"{(follow.stdout + follow.stderr)[-3000:]}")
+        assert not leftovers(suspects_before), f"{label}: processes left alive after the follow-up grade"
+
+
+# ---- the reproduce line -------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_reproduce_line_is_shell_quoted_and_runs_from_the_repository_root(tmp_path):
+    """A failing report's reproduce line, pasted into a shell at the repository root, gives the same verdict."""
+    folder = tmp_path / "odd name's folder"
+    folder.mkdir()
+    submission = folder / "stops early (copy).cpp"
+    shutil.copyfile(CORPUS / "drill01" / "w_stops_early.cpp", submission)
+    first = run_grade("drill01", submission, 5, folder / "first.json", folder, GRADE_TIMEOUT_S["drill01"])
+    assert first.returncode == 1, f"the wrong submission did not fail:\n{first.stdout[-3000:]}"
+    lines = [line for line in first.stdout.splitlines() if "reproduce:" in line]
+    assert lines, f"no reproduce line in the report:\n{first.stdout[-3000:]}"
+    command = lines[0].split("reproduce:", 1)[1].strip()
+    words = shlex.split(command)
+    assert words[:2] == ["python3", "harness/grade.py"], f"the reproduce line does not start the grader: {command}"
+    assert str(submission) in words, f"the reproduce line does not name {submission} as one word: {command}"
+    assert "--seed" in words and words[words.index("--seed") + 1] == "5", f"the seed is not in: {command}"
+    second = subprocess.run(["bash", "-c", f"{command} --json {shlex.quote(str(folder / 'second.json'))}"],
+                            cwd=REPO, capture_output=True, text=True, timeout=GRADE_TIMEOUT_S["drill01"])
+    assert second.returncode == first.returncode, (f"the reproduce line run from {REPO} exited "
+                                                   f"{second.returncode}:\n{second.stdout[-2000:]}{second.stderr}")
+    verdicts = [{t["name"]: t["status"] for t in json.loads((folder / name).read_text())["tests"]}
+                for name in ("first.json", "second.json")]
+    assert verdicts[0] == verdicts[1], f"the reproduced grade differs: {verdicts[0]} vs {verdicts[1]}"
