@@ -163,9 +163,9 @@ def test_the_fallback_says_what_it_cannot_hide(monkeypatch):
 def test_a_gpu_sandbox_reaches_the_gpu():
     require_full_isolation()
     gpu = env.require_nvidia_gpu()
+    smi = os.path.realpath(shutil.which("nvidia-smi"))
     with Sandbox(gpu=True) as box:
-        out = box.run(["/usr/bin/env", "nvidia-smi", "-L"] if shutil.which("nvidia-smi", path="/usr/bin") is None
-                      else ["/usr/bin/nvidia-smi", "-L"], Limits(memory_bytes=None, wall_s=60, cpu_s=30))
+        out = box.run([smi, "-L"], Limits(memory_bytes=None, wall_s=60, cpu_s=30))
     assert out.ok and gpu.name in out.stdout, out.describe() + out.stdout + out.stderr
 
 
