@@ -189,16 +189,21 @@ def _system_binds() -> list[str]:
 
 
 def _extra_tool_dirs() -> list[str]:
-    """Toolchain folders outside /usr (a CUDA installed under /opt, say), read-only."""
-    dirs = []
-    for tool in ("nvcc", "g++"):
+    """Toolchain folders outside /usr (a CUDA under /opt, a g++ in /opt/gcc), read-only.
+
+    Both the folder the tool is found in and the one its links lead to: the
+    sandbox must see the path the grader passes as well as the real files."""
+    dirs = set()
+    cxx = (os.environ.get("CXX") or "g++").split()[0]
+    for tool in ("nvcc", cxx, "gcc", "nm", "objcopy"):
         found = shutil.which(tool) or ("/usr/local/cuda/bin/nvcc" if tool == "nvcc" else None)
-        if found and os.path.exists(found):
-            real = Path(found).resolve()
-            root = real.parent.parent  # .../bin/tool -> the toolchain's root
-            if not str(root).startswith("/usr/") and str(root) != "/usr" and root != Path("/"):
-                dirs.append(str(root))
-    return sorted(set(dirs))
+        if not found or not os.path.exists(found):
+            continue
+        for path in (Path(found).absolute(), Path(found).resolve()):
+            root = path.parent.parent  # .../bin/tool -> the toolchain's root
+            if root != Path("/") and root != Path("/usr") and Path("/usr") not in root.parents:
+                dirs.add(str(root))
+    return sorted(dirs)
 
 
 def _hidden_under_binds() -> list[str]:
