@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -175,3 +176,27 @@ def test_scratch_folders_are_removed_even_after_a_hostile_run():
         scratch = box.scratch
     assert not scratch.exists()
     time.sleep(0.1)
+
+
+def test_a_toolchain_outside_usr_is_reachable(monkeypatch):
+    """A g++ found in /opt/gcc (as on the GPU machine) must run inside, with its parents searchable."""
+    require_full_isolation()
+    import tempfile
+
+    import scanlab.sandbox as sandbox
+
+    base = Path(tempfile.mkdtemp(prefix="scanlab-toolchain-", dir="/var/tmp"))
+    try:
+        wrapper = base / "bin" / "g++"
+        wrapper.parent.mkdir()
+        wrapper.write_text("#!/bin/sh\nexec /usr/bin/g++ \"$@\"\n")
+        wrapper.chmod(0o755)
+        base.chmod(0o755)
+        monkeypatch.setenv("CXX", str(wrapper))
+        monkeypatch.setattr(sandbox, "_PROBED", {})
+        assert str(base) in sandbox._extra_tool_dirs()
+        with Sandbox() as box:
+            out = box.run([str(wrapper), "--version"], QUICK)
+        assert out.ok, out.describe() + out.stderr
+    finally:
+        shutil.rmtree(base)

@@ -258,6 +258,9 @@ def _limit_prefix(limits: Limits, cgroup: bool) -> list[str]:
 def _bwrap_argv(bwrap: str, scratch: Path, uid: int, gpu: bool, command: list[str], root: bool) -> list[str]:
     argv = [bwrap, *_system_binds()]
     for extra in _extra_tool_dirs():
+        # Parents first, searchable: bubblewrap would make them 0700, closed to the run's uid.
+        for parent in reversed(Path(extra).parents[:-1]):
+            argv += ["--perms", "0755", "--dir", str(parent)]
         argv += ["--ro-bind", extra, extra]
     argv += _hidden_under_binds()
     argv += ["--proc", "/proc", "--dev", "/dev"]
