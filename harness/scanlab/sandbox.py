@@ -302,17 +302,21 @@ def processes_of(uid: int) -> list[int]:
     return pids
 
 
+def _kill_all(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:  # gone already
+            pass
+
+
 def kill_uid(uid: int, rounds: int = 50) -> None:
     """SIGKILL every process of `uid` until none is left (new ones may appear while forking)."""
     for _ in range(rounds):
         pids = processes_of(uid)
         if not pids:
             return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        _kill_all(pids)
         time.sleep(0.02)
 
 
@@ -381,11 +385,7 @@ def _cgroup_remove(group: Path) -> None:
             pids = [int(p) for p in (group / "cgroup.procs").read_text().split()]
         except OSError:
             return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        _kill_all(pids)
         try:
             group.rmdir()
             return

@@ -1,0 +1,112 @@
+"""grade.py's command line: usage errors, exit statuses, and results.json on every path.
+
+CPU only (drill 01 is graded with g++); the Day 31 paths that need a GPU are in
+test_day31_exercise.py and test_corpus.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from scanlab import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
+from scanlab.paths import REPO
+
+GRADE = REPO / "harness" / "grade.py"
+SOLUTION = REPO / "solutions" / "01_exclusive_to_inclusive.cpp"
+STARTER = REPO / "exercises" / "01_exclusive_to_inclusive.cpp"
+EXIT_CANNOT_GRADE = 4
+
+
+def grade(*args, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    environment = dict(os.environ)
+    environment.update(env or {})
+    return subprocess.run([sys.executable, str(GRADE), *map(str, args)], capture_output=True, text=True,
+                          timeout=300, env=environment, cwd=cwd)
+
+
+@pytest.mark.parametrize("args, said", [
+    ((), "usage: python3 harness/grade.py EXERCISE SUBMISSION"),
+    (("drill01",), "no submission given"),
+    (("drill01", "/no/such/file.cpp"), "no submission file at /no/such/file.cpp"),
+    (("drill99", SOLUTION), "unknown exercise 'drill99'"),
+    (("drill01", SOLUTION, "--seed", "x"), "invalid int value"),
+], ids=["no-arguments", "no-file", "missing-file", "unknown-exercise", "bad-seed"])
+def test_usage_errors_print_the_usage_and_exit_2(args, said):
+    result = grade(*args)
+    assert result.returncode == EXIT_USAGE, result
+    assert said in result.stderr and "usage:" in result.stderr, result.stderr
+    assert result.stdout == ""
+
+
+def test_an_unwritable_json_path_is_a_usage_error_before_grading(tmp_path):
+    result = grade("drill01", SOLUTION, "--json", tmp_path / "missing" / "results.json")
+    assert result.returncode == EXIT_USAGE and "does not exist" in result.stderr, result
+    assert result.stdout == ""  # nothing was graded
+    folder = tmp_path / "a folder"
+    folder.mkdir()
+    assert grade("drill01", SOLUTION, "--json", folder).returncode == EXIT_USAGE
+
+
+@pytest.mark.slow
+def test_results_json_replaces_a_forgery_or_a_link_without_following_it(tmp_path):
+    target = tmp_path / "precious.txt"
+    target.write_text("do not touch")
+    results = tmp_path / "results.json"
+    results.symlink_to(target)
+    result = grade("drill01", STARTER, "--seed", "3", "--json", results)
+    assert result.returncode == EXIT_FAIL, result
+    assert not results.is_symlink() and target.read_text() == "do not touch"
+    data = json.loads(results.read_text())
+    assert data["score"] == sum(t["score"] for t in data["tests"]) < sum(t["max_score"] for t in data["tests"])
+    assert {t["status"] for t in data["tests"]} == {"passed", "failed"}
+    assert "execution_time" in data
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".results-")]  # no temporary file left
+
+
+@pytest.mark.slow
+def test_the_report_states_the_isolation_and_a_quoted_reproduce_line(tmp_path):
+    odd = tmp_path / "it's mine (v2).cpp"
+    odd.write_bytes(SOLUTION.read_bytes())
+    result = grade("drill01", odd, "--seed", "5")
+    assert result.returncode == EXIT_PASS, result
+    assert "note: isolation: " in result.stdout
+    line = next(x for x in result.stdout.splitlines() if "reproduce: " in x).split("reproduce: ", 1)[1]
+    assert line == f"python3 harness/grade.py drill01 '{tmp_path}/it'\"'\"'s mine (v2).cpp' --seed 5"
+    again = subprocess.run(line.replace("python3", sys.executable, 1), shell=True, cwd=REPO, capture_output=True,
+                           text=True, timeout=300)
+    assert again.returncode == EXIT_PASS, again
+
+
+def test_require_sandbox_without_isolation_exits_4_with_results(tmp_path):
+    results = tmp_path / "results.json"
+    results.write_text('{"score": 1000}')
+    result = grade("drill01", SOLUTION, "--require-sandbox", "--json", results, env={"SCANLAB_BWRAP": "none"})
+    assert result.returncode == EXIT_CANNOT_GRADE, result
+    assert "cannot isolate submissions" in result.stderr
+    data = json.loads(results.read_text())
+    assert data["score"] == 0 and data["tests"][0]["status"] == "failed"
+    assert "not graded" in data["tests"][0]["output"]
+
+
+def test_an_internal_error_exits_4_with_results_and_no_blame(tmp_path):
+    # A grader bug, simulated: the drill graders' module cannot be imported.
+    shadow = tmp_path / "shadow" / "scanlab"
+    shadow.mkdir(parents=True)
+    for source in (REPO / "harness" / "scanlab").glob("*.py"):
+        (shadow / source.name).write_text(source.read_text())
+    (shadow / "grade_drills.py").write_text("raise RuntimeError('simulated grader bug')\n")
+    harness = tmp_path / "shadow"
+    (harness / "grade.py").write_text(GRADE.read_text())
+    results = tmp_path / "results.json"
+    result = subprocess.run([sys.executable, str(harness / "grade.py"), "drill01", str(SOLUTION), "--json",
+                             str(results)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == EXIT_CANNOT_GRADE, result
+    assert "internal error" in result.stderr and "simulated grader bug" in result.stderr
+    data = json.loads(results.read_text())
+    assert data["score"] == 0 and "not your code's fault" in data["tests"][0]["output"]
