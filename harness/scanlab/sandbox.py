@@ -35,6 +35,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -145,6 +146,7 @@ def _probe(gpu: bool) -> tuple[str, str]:
                 uid = _free_uid() if root else os.geteuid()
                 if root:
                     os.chown(tmp, uid, uid)
+                    _release_uid(uid)  # /usr/bin/true leaves nothing behind
                 argv = _bwrap_argv(bw[0], Path(tmp), uid, gpu, ["/usr/bin/true"], root)
                 proc = subprocess.run(["bwrap", *argv[1:]], executable=argv[0], capture_output=True, timeout=30,
                                       env={**_host_env_for_bwrap(), **bw[1]})
@@ -320,13 +322,25 @@ def kill_uid(uid: int, rounds: int = 50) -> None:
         time.sleep(0.02)
 
 
+_UIDS_IN_USE: set[int] = set()
+_UIDS_LOCK = threading.Lock()
+
+
 def _free_uid() -> int:
+    """A uid no process has and no other sandbox of this grader holds (class grading runs many at once)."""
     rng = random.SystemRandom()
-    for _ in range(100):
-        uid = rng.choice(UID_RANGE)
-        if not processes_of(uid):
-            return uid
+    with _UIDS_LOCK:
+        for _ in range(100):
+            uid = rng.choice(UID_RANGE)
+            if uid not in _UIDS_IN_USE and not processes_of(uid):
+                _UIDS_IN_USE.add(uid)
+                return uid
     raise RuntimeError("no free sandbox uid")
+
+
+def _release_uid(uid: int) -> None:
+    with _UIDS_LOCK:
+        _UIDS_IN_USE.discard(uid)
 
 
 # ---- a pids cgroup per run, where the machine has one -------------------------------------
@@ -626,6 +640,8 @@ class Sandbox:
 
     def close(self) -> None:
         self._sweep()
+        if self.root:
+            _release_uid(self.uid)
         try:
             os.close(self._dir_fd)
         except OSError:
