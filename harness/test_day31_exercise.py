@@ -24,7 +24,7 @@ from scanlab.grade_day31 import (BLOCKS, GUARD, KERNEL_SYMBOLS, KERNELS, POISON,
                                  missing_kernel_message, outside_includes, parse_module, parse_task, random_small,
                                  scratch_name,
                                  tile_totals, wrapper_source)
-from scanlab.grading import Report
+from scanlab.grading import Report, max_score
 from scanlab.paths import REPO
 from scanlab.run import run
 
@@ -79,8 +79,9 @@ def graded(answer=1, sentence=SENTENCE, answers: Answers | None = None, **kwargs
 def test_correct_outputs_pass_every_check():
     report = graded()
     assert report.passed, report.text()
-    # the two answers, out and totals for each kernel, and the side effects ("builds" is added by grade)
-    assert report.score == report.max_score == 7
+    # the two answers, out and totals for each kernel, and the side effects ("builds" is added by grade,
+    # and is worth 0): every point of harness/points.toml
+    assert report.score == report.max_score == max_score("day31") == 7
     assert report.check(SIDE_EFFECTS_CHECK).passed
 
 
@@ -220,7 +221,7 @@ def test_gradescope_json_shape(tmp_path):
     path = tmp_path / "results.json"
     report.write_json(path)
     data = json.loads(path.read_text())
-    assert data["score"] == 6
+    assert data["score"] == 7 - 2  # shift-then-scan's scan is worth 2 (harness/points.toml)
     assert {t["status"] for t in data["tests"]} == {"passed", "failed"}
     for test in data["tests"]:
         assert set(test) >= {"name", "score", "max_score", "status", "output"}
@@ -447,8 +448,10 @@ def test_solution_passes(tmp_path):
 @pytest.mark.cuda
 def test_untouched_starter_fails_instructively(tmp_path):
     report = grade("day31", STARTER, tmp_path, seed=7)
-    assert report.check("builds").passed and report.check(SIDE_EFFECTS_CHECK).passed
-    assert report.check(OUT["scan-then-shift"]).passed  # the lesson's kernel is given
+    assert report.check("builds").passed
+    # Stores nothing stray because it stores nothing of its own: not counted (harness/points.toml).
+    assert report.check(SIDE_EFFECTS_CHECK).feedback.startswith("not counted yet")
+    assert report.check(OUT["scan-then-shift"]).passed  # the lesson's kernel is given, and worth 0
     shifted = report.check(OUT["shift-then-scan"])
     assert not shifted.passed and "INCLUSIVE" in shifted.feedback
     for kernel in KERNELS:
@@ -456,7 +459,8 @@ def test_untouched_starter_fails_instructively(tmp_path):
         assert not totals.passed and "never written" in totals.feedback
     assert not report.check(VERSION_CHECK).passed
     assert not report.check(SENTENCE_CHECK).passed
-    assert len(report.failed()) == 5, report.text()
+    assert len(report.failed()) == 6, report.text()
+    assert report.score == 0 and report.max_score == max_score("day31"), report.text()
 
 
 @pytest.mark.gpu
@@ -587,8 +591,8 @@ def test_grade_cli_exit_status_and_json(tmp_path):
     out = tmp_path / "results.json"
     passed = run(["python3", GRADE, "day31", SOLUTION, "--seed", "4", "--json", out])
     assert passed.returncode == EXIT_PASS, passed.describe()
-    # builds, the answer, the sentence, out + totals for each kernel, and the side effects
-    assert json.loads(out.read_text())["score"] == 8
+    # every point of harness/points.toml ("builds" and the given scan-then-shift scan are worth 0)
+    assert json.loads(out.read_text())["score"] == max_score("day31") == 7
     assert "reproduce: python3 harness/grade.py day31 solutions/day31_shift_then_scan.cu --seed 4" in passed.stdout
     failed = run(["python3", GRADE, "day31", STARTER, "--seed", "4"])
     assert failed.returncode == EXIT_FAIL, failed.describe()

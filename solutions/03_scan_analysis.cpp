@@ -8,8 +8,9 @@
 // data: each add goes through a counter that also marks its thread active for
 // the current level, and each barrier closes a level. Both scans are checked
 // against the sequential one, so the counts belong to scans that work. The
-// grader of exercises/03_scan_analysis.md runs this program and compares the
-// student's numbers with its `name = value` lines; nothing is typed in by hand.
+// grader of exercises/03_scan_analysis.md counts the same way in Python
+// (harness/scanlab/scan_counts.py, so grading never needs solutions/), and a
+// harness test checks that its `name = value` lines equal this program's.
 //
 // Build and run (from solutions/; `make run` does both):
 //   g++ -std=c++17 -O2 -Wall -Wextra -o ../build/solutions/03_scan_analysis 03_scan_analysis.cpp

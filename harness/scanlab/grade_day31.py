@@ -21,6 +21,13 @@ No host code of the submission ever runs. The pipeline:
    end counting 0), the guards, the input, the diagnoses. `evaluate` is pure
    Python so the grading logic is tested without a GPU.
 
+Scores come from harness/points.toml (checked against CHECKS at import). The
+lesson's scan-then-shift exclusive scan is given in the starter and is worth 0;
+the side-effects check counts only once a kernel the student completes gives a
+right output; a compile error lists every check as failed, "not run", so the
+maximum never changes. In course mode no feedback shows an expected value (the
+"should be" halves, the side-by-side totals table): those are instructor-only.
+
 `probe_gpu()` is the grader's own check for a usable GPU; grade.py calls it
 before anything else. `grade()` never reports "no GPU": after the probe, any
 failure is the submission's (or a harness error), never exit status 3.
@@ -45,7 +52,7 @@ from pathlib import Path
 
 from . import env
 from .build import cuda_gencode
-from .grading import Report, compare_exact, reproduce_line, show
+from .grading import MODES, Report, compare_exact, reproduce_line, require_points, show
 from .paths import REPO
 from .run import run_process
 from .sandbox import COMPILE_LIMITS, GPU_LIMITS, INSIDE as INSIDE_SCRATCH, Outcome, Sandbox
@@ -66,6 +73,22 @@ ANSWER_SHIFT_THEN_SCAN = 2
 VERSION_CHECK = "answer: which version hands you the total"
 SENTENCE_CHECK = "answer: the sentence"
 SIDE_EFFECTS_CHECK = "input left unchanged and nothing written outside out and block_totals"
+
+
+def out_check(kernel: str) -> str:
+    return f"{kernel}: exclusive scan at 32, 64, 256, 1024 threads"
+
+
+def totals_check(kernel: str) -> str:
+    return f"{kernel}: block totals at 32, 64, 256, 1024 threads"
+
+
+# Every check, in report order, whatever the outcome ("builds" is added by grade()).
+CHECKS = ["builds", VERSION_CHECK, SENTENCE_CHECK,
+          *(name for kernel in KERNELS for name in (out_check(kernel), totals_check(kernel))), SIDE_EFFECTS_CHECK]
+# The checks of code the student writes: the starter gives scan-then-shift's scan whole.
+STUDENT_WORK = [totals_check("scan-then-shift"), out_check("shift-then-scan"), totals_check("shift-then-scan")]
+require_points("day31", CHECKS)  # harness/points.toml must name exactly these
 
 GUARD = 1024  # poisoned words on each side of in, out and block_totals
 POISON = b"\xff\xff\xff\xff"  # the runner's poison word: a NaN no kernel computes from these inputs
@@ -440,8 +463,9 @@ def evaluate(report: Report, answers: Answers, runs: list[CaseRun]) -> Report:
     side_lines: list[str] = []
     judged = 0
     for kernel in KERNELS:
-        out_lines: list[str] = []
-        total_lines: list[str] = []
+        # (full line, course-mode line): the course line says where and what, never what it should be
+        out_lines: list[tuple[str, str]] = []
+        total_lines: list[tuple[str, str]] = []
         errors: dict[str, list[str]] = {}
         for run in runs:
             values = run.case.values
@@ -459,31 +483,38 @@ def evaluate(report: Report, answers: Answers, runs: list[CaseRun]) -> Report:
                     out = _floats(launch.out)
                     m = compare_exact(expected, out)
                     if m is not None and len(out_lines) < MOST_LINES:
-                        out_lines.append(f"{where}: {m.describe('out')}")
+                        out_lines.append((f"{where}: {m.describe('out')}",
+                                          f"{where}: {m.describe('out', expected=False)}"))
                         diagnosis = diagnose_output(kernel, values, block, out)
                         if diagnosis:
-                            out_lines.append(f"  likely cause: {diagnosis}")
+                            out_lines.append((f"  likely cause: {diagnosis}",) * 2)
                 expected = tile_totals(values, block)
                 if launch.totals != f32_bytes(expected):
                     totals = _floats(launch.totals)
                     m = compare_exact(expected, totals)
                     if m is not None and len(total_lines) < MOST_LINES:
-                        total_lines.append(f"{where}: {m.describe('block_totals')}")
+                        total_lines.append((f"{where}: {m.describe('block_totals')}",
+                                            f"{where}: {m.describe('block_totals', expected=False)}"))
                         diagnosis = diagnose_totals(values, block, totals)
                         if diagnosis:
-                            total_lines.append(f"  likely cause: {diagnosis}")
+                            total_lines.append((f"  likely cause: {diagnosis}",) * 2)
         crash_lines = _errors_first(errors)
-        out_feedback = "\n".join(crash_lines + out_lines)
-        total_feedback = "\n".join(crash_lines + total_lines)
-        report.add(f"{kernel}: exclusive scan at 32, 64, 256, 1024 threads", not out_feedback, out_feedback)
-        report.add(f"{kernel}: block totals at 32, 64, 256, 1024 threads", not total_feedback, total_feedback)
+        for name, lines in ((out_check(kernel), out_lines), (totals_check(kernel), total_lines)):
+            full = "\n".join(crash_lines + [line for line, _ in lines])
+            report.add(name, not full, full, student="\n".join(crash_lines + [line for _, line in lines]))
 
     if judged == 0:
         report.add(SIDE_EFFECTS_CHECK, False, "nothing to judge: no launch of either kernel finished.")
+    elif not side_lines and not any(report.check(name).passed for name in STUDENT_WORK):
+        # A kernel that stores nothing has no stray store: the starter would pass this for free.
+        report.add(SIDE_EFFECTS_CHECK, False, "not counted yet: no stray write was found, but this check counts "
+                                              "only once a kernel you complete gives a right output (the "
+                                              "shift-then-scan scan, or either kernel's block totals).")
     else:
         report.add(SIDE_EFFECTS_CHECK, not side_lines, "\n".join(side_lines))
     if runs:
-        report.notes.append(totals_side_by_side(runs[0]))
+        # The reference totals beside the submission's: instructor-only in course mode.
+        report.note(totals_side_by_side(runs[0]), student="")
     return report
 
 
@@ -821,13 +852,17 @@ def run_case(runner: Path, fatbin: bytes, case: Case, hung: dict[str, str],
 
 # ---- the whole pipeline ------------------------------------------------------
 
-def grade(exercise: str, submission: Path, workdir: Path, seed: int) -> Report:
-    report = Report(exercise, str(submission))
+def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str = "self-study") -> Report:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    report = Report(exercise, str(submission), mode=mode)
     report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce_line(exercise, submission, seed)}")
     runner = build_runner()  # the probe built it already; a failure here is the grader's own error
     compiled = compile_submission(submission)
     if compiled.fatbin is None:
         report.add("builds", False, f"your file's device code did not compile:\n{compiled.feedback}")
+        for name in CHECKS[1:]:  # listed, so the maximum is the same whatever the outcome
+            report.add(name, False, "not run: the submission did not build (see 'builds')")
         return report
     report.add("builds", True)
     if compiled.warnings:

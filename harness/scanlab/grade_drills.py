@@ -22,11 +22,18 @@ drill01 and drill02 treat the submission as untrusted code:
   cases.
 
 drill03: the numbers in the student's Markdown are compared with the numbers
-solutions/03_scan_analysis.cpp prints when it runs (it simulates both scans and
-counts), never with constants typed in here. Prose answers become notes. That
-program is ours, so it runs outside the sandbox.
+harness/scanlab/scan_counts.py counts (it simulates both scans and counts every
+add, barrier and active thread; a port of solutions/03_scan_analysis.cpp, tested
+to print the same), never with constants typed in here, and never needing
+solutions/. Prose answers become notes.
 
-Every grader: `grade(exercise, submission, workdir, seed, timeout=None) -> Report`.
+Scores: every check's points come from harness/points.toml (checked against the
+check names below when this module is imported). An untouched starter scores 0:
+"builds" is worth nothing, and checks a stub passes by accident are gated (see
+`gated`). Modes: in "course" mode no feedback holds an expected value (the
+"should be" halves, the reference counts); those go into instructor-only detail.
+
+Every grader: `grade(exercise, submission, workdir, seed, timeout=None, mode="self-study") -> Report`.
 """
 
 from __future__ import annotations
@@ -50,17 +57,17 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Callable
 
-from .grading import Report
+from . import scan_counts
+from .grading import MODES, Report, require_points
 from .paths import REPO
 from .run import run_process
 from .sandbox import COMPILE_LIMITS, Limits, Outcome, Sandbox
 
 DRIVERS = REPO / "harness" / "drivers"
 SHIM02 = DRIVERS / "drill02_shim.cpp"
-COUNTING_PROGRAM = REPO / "solutions" / "03_scan_analysis.cpp"
 CXXFLAGS = ("-std=c++17", "-O2", "-Wall", "-Wextra")
 TIMEOUT_S = 10.0  # per driver run (wall and CPU seconds); every run is one function on one input
-COMPILE_TIMEOUT_S = 300.0  # the grader's own programs (driver, counting program)
+COMPILE_TIMEOUT_S = 300.0  # the grader's own programs (the drivers)
 POISON = -999_999_999  # what the drivers fill outputs and guard words with (drill_io.hpp)
 GUARD = 8  # guard words either side of every array handed to the submission (drill_io.hpp kGuard)
 DRIVER_ERROR = 90  # the drivers' own I/O failures (drill_io.hpp)
@@ -117,7 +124,7 @@ def tool(name: str) -> str | None:
 
 @dataclass
 class Built:
-    """A program of the grader's own, built outside the sandbox (the counting program)."""
+    """A program of the grader's own, built outside the sandbox."""
     ok: bool
     exe: Path
     command: list[str]
@@ -604,9 +611,18 @@ def builds_check(report: Report, linked: Linked, names: list[str]) -> bool:
         report.add("builds", True)
         return True
     report.add("builds", False, linked.problem)
-    for name in names:
+    for name in names:  # listed, so the maximum is the same whatever the outcome
         report.add(name, False, "not run: the submission did not build (see 'builds')")
     return False
+
+
+def gated(report: Report, name: str, passed: bool, feedback: str, counts: bool, why: str) -> None:
+    """Add a check that a stub can pass by accident: it passes only when `counts` (its
+    precondition) holds too; otherwise it fails with `why`, so a starter earns nothing."""
+    if passed and not counts:
+        report.add(name, False, f"not counted yet: {why}")
+    else:
+        report.add(name, passed, feedback)
 
 
 @dataclass
@@ -615,14 +631,17 @@ class Failure:
     text: str  # what went wrong, with indices and values
     diagnosis: str = ""
     n: int | None = None  # the case's size, for the one-line list of further failures
+    student: str | None = None  # course mode: `text` without the expected values (None: text is safe)
 
 
-def summarise(failures: list[Failure], cases_total: int, reproduce: str) -> str:
+def summarise(failures: list[Failure], cases_total: int, reproduce: str, student: bool = False) -> str:
+    """The failing cases as one check's feedback; student=True: the course-mode text."""
     lines = []
     said = ""
     for f in failures[:MAX_CASES_SHOWN]:
         lines.append(f"{f.case_label}:")
-        lines += [f"  {line}" for line in f.text.splitlines()]
+        text = f.student if student and f.student is not None else f.text
+        lines += [f"  {line}" for line in text.splitlines()]
         if f.diagnosis and f.diagnosis != said:
             lines.append(f"  likely cause: {f.diagnosis}")
             said = f.diagnosis
@@ -632,6 +651,18 @@ def summarise(failures: list[Failure], cases_total: int, reproduce: str) -> str:
         lines.append(f"... and {len(more)} more failing case(s)" + (f": {sizes}" if sizes else ""))
     lines.append(f"{len(failures)} of {cases_total} cases failed. {reproduce}")
     return "\n".join(lines)
+
+
+def add_cases(report: Report, name: str, failures: list[Failure], cases_total: int, reproduce: str,
+              head: str = "") -> None:
+    """One check from its failing cases (none, and no `head`: it passes), in both modes' words."""
+    if not failures and not head:
+        report.add(name, True)
+        return
+    tail = [summarise(failures, cases_total, reproduce)] if failures else []
+    safe_tail = [summarise(failures, cases_total, reproduce, student=True)] if failures else []
+    report.add(name, False, "\n".join([t for t in (head,) if t] + tail),
+               student="\n".join([t for t in (head,) if t] + safe_tail))
 
 
 # ---- drill 01: exclusive <-> inclusive and the total ----------------------------------
@@ -832,8 +863,10 @@ DRILL01_CHECKS = {
 }
 
 
-def grade_drill01(submission: Path, workdir: Path, seed: int, timeout: float) -> Report:
-    report = Report("drill01", submission.name)
+def grade_drill01(submission: Path, workdir: Path, seed: int, timeout: float,
+                  grading_mode: str = "self-study") -> Report:
+    # grading_mode, not mode: below, `mode` is the driver's mode of each function (e2i, i2e, total)
+    report = Report("drill01", submission.name, mode=grading_mode)
     reproduce = reproduce_line("drill01", submission, seed)
     report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce}")
     with ThreadPoolExecutor(max_workers=1) as background:  # the inputs are made while the compiler works
@@ -862,24 +895,27 @@ def grade_drill01(submission: Path, workdir: Path, seed: int, timeout: float) ->
                     break
                 continue
             lines, actual = judge_drill01(mode, out_name, case, ran.words)
+            safe = list(lines)  # what the submission did, never what it should have done
             diagnosis = ""
             if out_name is None:
                 expected = case.inclusive[-1] if case.values else 0
                 if actual != expected:
-                    lines.append(f"returned {shown(actual, case.small)}, should be {expected}")
+                    safe.append(f"returned {shown(actual, case.small)}")
+                    lines.append(f"{safe[-1]}, should be {expected}")
                     diagnosis = diagnose_total(case, actual) if len(failures) < MAX_CASES_SHOWN else ""
             else:
                 expected = case.inclusive if mode == "e2i" else case.exclusive
                 mismatch = first_mismatch(expected, actual)
                 if mismatch:
                     count, i = mismatch
-                    lines.append(f"{count} element(s) wrong; first at index {i}: {out_name}[{i}] is "
-                                 f"{shown(actual[i], case.small)}, should be {expected[i]}")
+                    safe.append(f"{count} element(s) wrong; first at index {i}: {out_name}[{i}] is "
+                                f"{shown(actual[i], case.small)}")
+                    lines.append(f"{safe[-1]}, should be {expected[i]}")
                     if len(failures) < MAX_CASES_SHOWN:  # only the shown ones get a diagnosis
                         diagnosis = (diagnose_e2i if mode == "e2i" else diagnose_i2e)(case, actual)
             if lines:
-                failures.append(Failure(case.label, "\n".join(lines), diagnosis, n_of(case)))
-        report.add(check, not failures, summarise(failures, len(cases), reproduce) if failures else "")
+                failures.append(Failure(case.label, "\n".join(lines), diagnosis, n_of(case), "\n".join(safe)))
+        add_cases(report, check, failures, len(cases), reproduce)
     return report
 
 
@@ -1011,13 +1047,15 @@ def pair_text(p: Pair, small: bool = True) -> str:
     return text
 
 
-def first_pair_mismatch(expected: list[Pair], actual: list[Pair], small: bool = True) -> str:
+def first_pair_mismatch(expected: list[Pair], actual: list[Pair], small: bool = True,
+                        with_expected: bool = True) -> str:
+    """with_expected=False (course mode): where and what, without what it should be."""
     mismatch = first_mismatch(expected, actual)
     if not mismatch:
         return ""
     count, i = mismatch
-    return (f"{count} element(s) wrong; first at index {i}: out[{i}] is {pair_text(actual[i], small)}, "
-            f"should be {pair_text(expected[i], small)}")
+    text = f"{count} element(s) wrong; first at index {i}: out[{i}] is {pair_text(actual[i], small)}"
+    return f"{text}, should be {pair_text(expected[i], small)}" if with_expected else text
 
 
 SCHEDULES = {
@@ -1103,6 +1141,11 @@ def grade_drill02_operator(report: Report, ran: Ran, samples, reproduce: str) ->
         for name in (CHECK_OPERATOR, CHECK_IDENTITY, CHECK_ASSOCIATIVE):
             report.add(name, False, f"calling seg_combine and seg_identity on sample pairs: {ran.problem}")
         return
+    # Identity and associativity count only for the right operator: the starter's `return b`
+    # is associative, and any constant operator has an identity of sorts.
+    operator_right = True
+    gate_why = ("seg_combine must first agree with the segmented operator (see that check); an identity and "
+                "associativity only count for the right operator.")
     out = ran.words.tolist()
     got = [(out[k], out[k + 1]) for k in range(0, len(out), 2)]
     identity, got = got[0], got[1:]
@@ -1113,10 +1156,12 @@ def grade_drill02_operator(report: Report, ran: Ran, samples, reproduce: str) ->
     bad = [(a, b, r) for (a, b), r in zip(pairs, combined) if r != seg_op(a, b)]
     if bad:
         a, b, r = bad[0]
-        report.add(CHECK_OPERATOR, False,
-                   f"{len(bad)} of {len(pairs)} pairs drawn from the test inputs are wrong; first: "
-                   f"seg_combine(a, b) with a = {pt(a)}, b = {pt(b)} returned {pt(r)}, "
-                   f"should be {pt(seg_op(a, b))}.\n  likely cause: {explain_operator(a, b, r)}\n{reproduce}")
+        operator_right = False
+        said = (f"{len(bad)} of {len(pairs)} pairs drawn from the test inputs are wrong; first: "
+                f"seg_combine(a, b) with a = {pt(a)}, b = {pt(b)} returned {pt(r)}")
+        cause = f"\n  likely cause: {explain_operator(a, b, r)}\n{reproduce}"
+        report.add(CHECK_OPERATOR, False, f"{said}, should be {pt(seg_op(a, b))}.{cause}",
+                   student=f"{said}.{cause}")
     else:
         report.add(CHECK_OPERATOR, True)
 
@@ -1127,13 +1172,13 @@ def grade_drill02_operator(report: Report, ran: Ran, samples, reproduce: str) ->
             broken.append((a, left, right))
     if broken:
         a, left, right = broken[0]
-        report.add(CHECK_IDENTITY, False,
+        report.add(CHECK_IDENTITY, False,  # "both must be a": the property, with a the submission was given
                    f"seg_identity() is {pt(identity)}; for a = {pt(a)}: seg_combine(identity, a) "
                    f"= {pt(left)} and seg_combine(a, identity) = {pt(right)}; both must be a "
                    f"({len(broken)} of {len(elements)} elements fail). Blelloch pads the tree with the identity "
                    f"and seeds the root with it, so it must change nothing on either side.\n{reproduce}")
     else:
-        report.add(CHECK_IDENTITY, True)
+        gated(report, CHECK_IDENTITY, True, "", operator_right, gate_why)
 
     broken_triples = []
     for k, (a, b, c) in enumerate(triples):
@@ -1150,7 +1195,7 @@ def grade_drill02_operator(report: Report, ran: Ran, samples, reproduce: str) ->
                    f"terms differently for every n and every schedule, so a non-associative operator gives "
                    f"answers that depend on the schedule.\n{reproduce}")
     else:
-        report.add(CHECK_ASSOCIATIVE, True)
+        gated(report, CHECK_ASSOCIATIVE, True, "", operator_right, gate_why)
 
 
 def schedule_jobs(cases: list[Case02]) -> list[Job]:
@@ -1174,14 +1219,16 @@ def grade_drill02_schedules(report: Report, runs: dict[tuple[str, int], Ran], ca
                     break
                 continue
             actual = pairs_from(ran.words, 0, len(case.flags))
-            text = first_pair_mismatch(segmented_reference(case.flags, case.values), actual, case.small)
+            reference = segmented_reference(case.flags, case.values)
+            text = first_pair_mismatch(reference, actual, case.small)
             if text:
                 diagnosis = ("seg_combine itself is wrong or not associative (see those checks); this schedule "
                              "only applies it." if operator_broken else "")
                 if mode == "blelloch" and not report.check(CHECK_IDENTITY).passed:
                     diagnosis = "Blelloch pads with seg_identity() and seeds the root with it: see that check."
-                failures.append(Failure(case.label + " (the carry is not used here)", text, diagnosis, n_of(case)))
-        report.add(name, not failures, summarise(failures, len(cases), reproduce) if failures else "")
+                failures.append(Failure(case.label + " (the carry is not used here)", text, diagnosis, n_of(case),
+                                        first_pair_mismatch(reference, actual, case.small, with_expected=False)))
+        add_cases(report, name, failures, len(cases), reproduce)
 
 
 # The driver's trace of tree_scan_inclusive (drill02_driver.cpp, enum Kind and enum Bad).
@@ -1280,22 +1327,26 @@ def grade_drill02_tree(report: Report, runs: dict[tuple[str, int], Ran], seed: i
         guard = moved_guard(all_kinds, all_los, n)
         if guard is not None:
             lines.append(f"wrote x[{guard}], outside x[0..n-1]")
+        safe = list(lines)
         ok = (kinds == array("q", [KIND_RANGE]) * n and los == array("q", bytes(8 * n))
               and his == array("q", range(n)))
         if not ok:
             i = next(i for i in range(n) if (kinds[i], los[i], his[i]) != (KIND_RANGE, 0, i))
-            lines.append(f"x[{i}] holds {traced_text(kinds[i], los[i], his[i])}, should hold inputs 0..{i}")
+            safe.append(f"x[{i}] holds {traced_text(kinds[i], los[i], his[i])}")
+            lines.append(f"{safe[-1]}, should hold inputs 0..{i}")
             if bad:
                 diagnosis = explain_bad_combine(bad, a, b)
             elif kinds[i] == KIND_RANGE and los[i] == his[i] == i:
                 diagnosis = "x[i] was never combined with anything: is the scan running at all?"
         elif bad:
             lines.append(explain_bad_combine(bad, a, b))
+            safe.append(lines[-1])
         if lines:
-            order_failures.append(Failure(label, "\n".join(lines), diagnosis, n))
+            order_failures.append(Failure(label, "\n".join(lines), diagnosis, n, "\n".join(safe)))
         if n == 1000:
-            report.notes.append(f"tree_scan_inclusive did {combines} combines at n = 1000 (a sequential loop "
-                                "does 999, Hillis-Steele 8977, Blelloch padded to 1024 about 2046)")
+            # No comparison with Hillis-Steele's or Blelloch's counts here: those are drill 03's answers.
+            report.note(f"tree_scan_inclusive did {combines} combines at n = 1000 (a sequential loop does "
+                        "n - 1 = 999; drill 03 counts what the two trees do)")
         deepest = max(range(n), key=lambda i: depths[i], default=None)
         if deepest is not None and depths[deepest] > depth_bound(n):
             sequential = " That is a left-to-right loop (each x[i] waits for x[i-1]): correct, but not the " \
@@ -1308,16 +1359,13 @@ def grade_drill02_tree(report: Report, runs: dict[tuple[str, int], Ran], seed: i
                                                  f"n*ceil(log2 n) + 4n = {work_bound(n)} (Hillis-Steele: "
                                                  "n log2 n, Blelloch: about 2n). Is every output summing its "
                                                  "own prefix, or a level repeating work?", n=n))
-    report.add(CHECK_TREE_ORDER, not order_failures,
-               summarise(order_failures, len(sizes), reproduce) if order_failures else "")
+    add_cases(report, CHECK_TREE_ORDER, order_failures, len(sizes), reproduce)
     if order_failures:
         # Depth is a property of a working scan: a stub that does nothing is 0 deep.
-        report.add(CHECK_TREE_DEPTH, False, "not measured: tree_scan_inclusive must first produce the right "
-                                            "ranges (see the check above)"
-                   + (f"\n{summarise(depth_failures, len(sizes), reproduce)}" if depth_failures else ""))
+        add_cases(report, CHECK_TREE_DEPTH, depth_failures, len(sizes), reproduce,
+                  head="not measured: tree_scan_inclusive must first produce the right ranges (see the check above)")
     else:
-        report.add(CHECK_TREE_DEPTH, not depth_failures,
-                   summarise(depth_failures, len(sizes), reproduce) if depth_failures else "")
+        add_cases(report, CHECK_TREE_DEPTH, depth_failures, len(sizes), reproduce)
 
 
 def diagnose_tile(case: Case02, actual: list[Pair]) -> str:
@@ -1385,18 +1433,21 @@ def grade_drill02_tile(report: Report, runs: dict[tuple[str, int], Ran], cases: 
                 break
             continue
         lines, actual = judge_tile(case, ran.words)
-        text = first_pair_mismatch(segmented_reference(case.flags, case.values, case.carry), actual, case.small)
+        safe = list(lines)
+        reference = segmented_reference(case.flags, case.values, case.carry)
+        text = first_pair_mismatch(reference, actual, case.small)
         diagnosis = ""
         if text:
             lines.append(text)
+            safe.append(first_pair_mismatch(reference, actual, case.small, with_expected=False))
             diagnosis = diagnose_tile(case, actual) if len(failures) < MAX_CASES_SHOWN else ""
         if lines:
-            failures.append(Failure(case.label, "\n".join(lines), diagnosis, n_of(case)))
-    report.add(CHECK_TILE, not failures, summarise(failures, len(cases), reproduce) if failures else "")
+            failures.append(Failure(case.label, "\n".join(lines), diagnosis, n_of(case), "\n".join(safe)))
+    add_cases(report, CHECK_TILE, failures, len(cases), reproduce)
 
 
-def grade_drill02(submission: Path, workdir: Path, seed: int, timeout: float) -> Report:
-    report = Report("drill02", submission.name)
+def grade_drill02(submission: Path, workdir: Path, seed: int, timeout: float, mode: str = "self-study") -> Report:
+    report = Report("drill02", submission.name, mode=mode)
     reproduce = reproduce_line("drill02", submission, seed)
     report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce}")
     with ThreadPoolExecutor(max_workers=1) as background:  # the inputs are made while the compiler works
@@ -1466,6 +1517,25 @@ HINTS03 = {
     "bl_levels_1000": {19: "the padded tree has 1024 leaves: log2 1024 levels per sweep."},
 }
 
+# The same wrong answers, in course mode: the same idea, without a number or a closed form that
+# is the count itself (or another slot's count). Every key of HINTS03 has one.
+HINTS03_COURSE = {
+    "serial_adds_1024": {1024: "the first element needs no add."},
+    "hs_adds_1024": {10240: HINTS03["hs_adds_1024"][10240]},
+    "hs_barriers_1024": {20: "that is the register-staged variant (two barriers a level); the model is "
+                             "double-buffered, one barrier a level."},
+    "bl_threads_1024": {1024: "Blelloch's block has one thread per PAIR of elements."},
+    "bl_levels_1024": {10: "that is one sweep; the down-sweep walks the tree back and has its own levels."},
+    "bl_barriers_1024": {10: HINTS03["bl_barriers_1024"][10]},
+    "bl_adds_1024": {1023: HINTS03["bl_adds_1024"][1023],
+                     2048: "each sweep adds only at the internal nodes of the tree, not at every element."},
+    "bl_levels_under_25pct_1024": {16: "that is what a block of one thread per element would give; Blelloch runs "
+                                       "one thread per pair."},
+    "bl_adds_1000": {1998: "Blelloch pads the tile to the next power of two, and every add of the padded tree is "
+                           "executed and counted."},
+    "bl_levels_1000": {19: "count the levels of the padded tree (the next power of two), in both sweeps."},
+}
+
 PROSE_PLACEHOLDER = "_(write your answer here)_"
 
 
@@ -1500,63 +1570,26 @@ def prose_answers(text: str) -> list[tuple[str, str]]:
     return answers
 
 
-_COUNTED: dict[tuple[str, int], tuple[dict[str, str], str, str]] = {}
+COUNTED_BY = "counted by the harness (harness/scanlab/scan_counts.py)"
 
 
-def counted_slots(workdir: Path, timeout: float) -> tuple[dict[str, str] | None, str, str]:
-    """Build and run the counting program: (slots, the command, why it failed).
-
-    Remembered per version of the source for the life of the process, so a
-    batch of gradings compiles it once."""
-    key = (str(COUNTING_PROGRAM), COUNTING_PROGRAM.stat().st_mtime_ns)
-    if key not in _COUNTED:
-        result = _count(workdir, timeout)
-        if result[0] is None:
-            return result
-        _COUNTED[key] = result
-    return _COUNTED[key]
-
-
-def _count(workdir: Path, timeout: float) -> tuple[dict[str, str] | None, str, str]:
-    built = compile_cxx(COUNTING_PROGRAM, workdir / "03_scan_analysis")
-    if not built.ok:
-        return None, built.reproduce, f"it did not compile:\n{built.output}"
-    command = [str(built.exe), "--n", "1024,1000", "--slots"]
-    try:
-        proc = run_process(command, capture_output=True, text=True, timeout=max(timeout, 60))
-    except subprocess.TimeoutExpired:
-        return None, shlex.join(command), "it did not finish"
-    except OSError as exc:
-        return None, shlex.join(command), f"it could not be started: {exc}"
-    if proc.returncode != 0:
-        return None, shlex.join(command), f"exit status {proc.returncode}\n{proc.stdout}{proc.stderr}"
-    return parse_slots(proc.stdout), shlex.join(command), ""
-
-
-def grade_drill03(submission: Path, workdir: Path, seed: int, timeout: float) -> Report:
-    del seed  # nothing random: the answers are counts
-    report = Report("drill03", submission.name)
+def grade_drill03(submission: Path, workdir: Path, seed: int, timeout: float, mode: str = "self-study") -> Report:
+    del seed, workdir, timeout  # nothing random, nothing built, nothing run: the answers are counts
+    report = Report("drill03", submission.name, mode=mode)
     text = submission.read_text(encoding="utf-8", errors="replace")
-    workdir.mkdir(parents=True, exist_ok=True)
-    reference, command, why = counted_slots(workdir, timeout)
-    if reference is None or not set(SLOTS03) <= set(reference):
-        missing = sorted(set(SLOTS03) - set(reference or {}))
-        report.add("reference counting program", False,
-                   "a harness problem, not yours (tell your instructor): solutions/03_scan_analysis.cpp "
-                   f"could not provide the reference numbers.\n$ {command}\n{why or f'missing slots: {missing}'}")
-        return report
+    reference = scan_counts.reference_slots()  # harness-owned: grading never needs solutions/
 
     answers = parse_slots(text)
     for slot, what in SLOTS03.items():
         counted = reference[slot]
-        source = "counted by solutions/03_scan_analysis.cpp"
         if slot not in answers:
             report.add(slot, False, f"missing: the line `{slot} = ____` is not in the file ({what}).")
             continue
         try:
             value = parse_number(answers[slot])
         except ValueError:
-            report.add(slot, False, f"not a number: {answers[slot]!r} ({what}; {source}: {counted}).")
+            report.add(slot, False, f"not a number: {answers[slot]!r} ({what}; {COUNTED_BY}: {counted}).",
+                       student=f"not a number: {answers[slot]!r} ({what}).")
             continue
         if value is None:
             report.add(slot, False, f"not answered: the line still reads `{slot} = ____` ({what}).")
@@ -1567,12 +1600,15 @@ def grade_drill03(submission: Path, workdir: Path, seed: int, timeout: float) ->
             report.add(slot, True)
             continue
         shown_value = f"{value:g}" if not decimal else answers[slot].strip()
-        feedback = f"you wrote {shown_value}; {source}: {counted} ({what}"
-        feedback += ", accepted within 0.01)." if decimal else ", exact)."
+        rule = "accepted within 0.01" if decimal else "exact"
+        feedback = f"you wrote {shown_value}; {COUNTED_BY}: {counted} ({what}, {rule})."
+        student = (f"you wrote {shown_value}: not the count ({what}; "
+                   + ("decimals are accepted within 0.01 of it)." if decimal else "whole numbers must be exact)."))
         hint = HINTS03.get(slot, {}).get(value)
         if hint:
             feedback += f"\n  likely cause: {hint}"
-        report.add(slot, False, feedback)
+            student += f"\n  likely cause: {HINTS03_COURSE[slot][value]}"
+        report.add(slot, False, feedback, student=student)
 
     for heading, answer in prose_answers(text):
         if answer:
@@ -1586,13 +1622,23 @@ def grade_drill03(submission: Path, workdir: Path, seed: int, timeout: float) ->
 
 # ---- entry point ---------------------------------------------------------------------------
 
-GRADERS: dict[str, Callable[[Path, Path, int, float], Report]] = {
+GRADERS: dict[str, Callable[..., Report]] = {
     "drill01": grade_drill01,
     "drill02": grade_drill02,
     "drill03": grade_drill03,
 }
 
+# harness/points.toml must name exactly these checks: checked here, at import, so the file cannot drift.
+require_points("drill01", ["builds", *DRILL01_CHECKS])
+require_points("drill02", ["builds", *DRILL02_CHECKS])
+require_points("drill03", list(SLOTS03))
 
-def grade(exercise: str, submission: Path, workdir: Path, seed: int, timeout: float | None = None) -> Report:
-    """Grade one drill submission; `timeout` bounds each driver run (default TIMEOUT_S)."""
-    return GRADERS[exercise](Path(submission), Path(workdir), seed, TIMEOUT_S if timeout is None else timeout)
+
+def grade(exercise: str, submission: Path, workdir: Path, seed: int, timeout: float | None = None,
+          mode: str = "self-study") -> Report:
+    """Grade one drill submission; `timeout` bounds each driver run (default TIMEOUT_S); mode is
+    "self-study" (full feedback) or "course" (no expected value shown to the student)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    return GRADERS[exercise](Path(submission), Path(workdir), seed, TIMEOUT_S if timeout is None else timeout,
+                             mode)

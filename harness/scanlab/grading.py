@@ -7,6 +7,17 @@ itself. Nothing the submission prints is read. The result is a `Report`: a list
 of `Check`s, printed as text and written as Gradescope's results.json format
 (`score`, `output`, and `tests` with `name`, `score`, `max_score`, `status`,
 `output`, `visibility`).
+
+Points and visibility per check come from harness/points.toml
+(`points_table()`); each grader calls `require_points` for its own checks when
+it is imported, so a missing or stale entry stops it at once.
+
+Two modes. "self-study" shows everything, expected values included.
+"course" never shows a student an expected value: a grader passes both texts
+to `Report.add(feedback=FULL, student=SAFE)`, the student sees SAFE, and FULL
+becomes the check's instructor-only `detail`. `Report.text(instructor=False)`
+and every test `output` of `Report.gradescope()` hold only what a student may
+see; instructor detail goes into one extra test, visibility "hidden", worth 0.
 """
 
 from __future__ import annotations
@@ -16,23 +27,101 @@ import math
 import os
 import shlex
 import tempfile
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .paths import REPO
+from .paths import HARNESS, REPO
 
 
 class NoGpu(Exception):
     """The submission could not be run: no usable GPU (exit status 3)."""
 
 
+# ---- points: harness/points.toml ------------------------------------------------------
+
+MODES = ("self-study", "course")  # course: what a student sees never holds an expected value
+VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")  # Gradescope's test visibilities
+POINTS_FILE = HARNESS / "points.toml"
+INSTRUCTOR_TEST = "instructor detail"  # the one extra, hidden, 0-point test of a course-mode results.json
+
+
+class PointsError(RuntimeError):
+    """harness/points.toml is malformed or does not match a grader's checks."""
+
+
+@dataclass(frozen=True)
+class Points:
+    points: float
+    visibility: str = "visible"
+
+
+def load_points(path: Path = POINTS_FILE) -> dict[str, dict[str, Points]]:
+    """exercise -> check name -> Points, every entry validated; PointsError names the first bad one."""
+    try:
+        with open(path, "rb") as f:
+            table = tomllib.load(f)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise PointsError(f"{path}: cannot be read: {exc}") from exc
+    found: dict[str, dict[str, Points]] = {}
+    for exercise, checks in table.items():
+        if not isinstance(checks, dict) or not checks:
+            raise PointsError(f"{path}: [{exercise}] must be a table of checks")
+        found[exercise] = {}
+        for name, entry in checks.items():
+            where = f"{path}: [{exercise}] {name!r}"
+            if not isinstance(entry, dict) or set(entry) != {"points", "visibility"}:
+                raise PointsError(f"{where} must be {{ points = P, visibility = \"V\" }}, not {entry!r}")
+            points, visibility = entry["points"], entry["visibility"]
+            if isinstance(points, bool) or not isinstance(points, (int, float)) or not 0 <= points < math.inf:
+                raise PointsError(f"{where}: points must be a number >= 0, not {points!r}")
+            if visibility not in VISIBILITIES:
+                raise PointsError(f"{where}: visibility must be one of {', '.join(VISIBILITIES)}, "
+                                  f"not {visibility!r}")
+            found[exercise][name] = Points(float(points), visibility)
+    return found
+
+
+_POINTS: dict[str, dict[str, Points]] | None = None
+
+
+def points_table() -> dict[str, dict[str, Points]]:
+    """harness/points.toml, read once. The graders read it when they are imported (`require_points`),
+    so a broken file stops them loudly before anything is graded."""
+    global _POINTS
+    if _POINTS is None:
+        _POINTS = load_points()
+    return _POINTS
+
+
+def require_points(exercise: str, names, table: dict[str, dict[str, Points]] | None = None) -> None:
+    """A grader's import-time promise: points.toml has exactly these checks for `exercise`."""
+    table = points_table() if table is None else table
+    have = table.get(exercise, {})
+    missing = [n for n in names if n not in have]
+    extra = [n for n in have if n not in set(names)]
+    if missing or extra:
+        raise PointsError(f"{POINTS_FILE}: [{exercise}] does not match its grader: "
+                          + "; ".join(([f"no entry for {missing}"] if missing else [])
+                                      + ([f"entries for checks it does not have: {extra}"] if extra else [])))
+
+
+def max_score(exercise: str) -> float:
+    """An exercise's maximum, whatever the outcome: the sum of its checks' points."""
+    return sum(p.points for p in points_table()[exercise].values())
+
+
+# ---- checks and reports -----------------------------------------------------------------
+
 @dataclass
 class Check:
     name: str
     passed: bool
-    feedback: str = ""
+    feedback: str = ""  # shown to the student (student-safe in course mode)
     max_score: float = 1.0
+    detail: str = ""  # instructor-only: never shown to a student, never in a visible test's output
+    visibility: str = "visible"
 
     @property
     def score(self) -> float:
@@ -45,11 +134,42 @@ class Report:
     submission: str
     checks: list[Check] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # shown to the student and the instructor, not scored
+    mode: str = "self-study"
+    instructor_notes: list[str] = field(default_factory=list)  # course mode: what only the instructor sees
 
-    def add(self, name: str, passed: bool, feedback: str = "", max_score: float = 1.0) -> Check:
-        check = Check(name, passed, feedback, max_score)
+    @property
+    def course(self) -> bool:
+        return self.mode == "course"
+
+    def add(self, name: str, passed: bool, feedback: str = "", max_score: float | None = None, *,
+            student: str | None = None, detail: str = "", visibility: str | None = None) -> Check:
+        """Add a check; its points and visibility come from points.toml unless given.
+
+        `feedback` is the full text (self-study). `student`, when given, is the
+        course-mode text without expected values: in course mode it is what the
+        student sees, and the full text becomes instructor-only detail."""
+        if max_score is None:  # an explicit max_score (grade.py's "not graded" check) needs no entry
+            entry = points_table().get(self.exercise)
+            if entry is not None:
+                if name not in entry:  # the import-time check makes this a grader bug, never a student's
+                    raise PointsError(f"{POINTS_FILE}: [{self.exercise}] has no entry for the check {name!r}")
+                max_score = entry[name].points
+                visibility = entry[name].visibility if visibility is None else visibility
+        if self.course and student is not None:
+            feedback, detail = student, "\n".join(t for t in (detail, feedback) if t and t != student)
+        check = Check(name, passed, feedback, 1.0 if max_score is None else max_score, detail,
+                      visibility or "visible")
         self.checks.append(check)
         return check
+
+    def note(self, full: str, student: str | None = None) -> None:
+        """A note for everyone; in course mode, `student` is shown and `full` kept for the instructor."""
+        if self.course and student is not None:
+            if student:
+                self.notes.append(student)
+            self.instructor_notes.append(full)
+        else:
+            self.notes.append(full)
 
     @property
     def passed(self) -> bool:
@@ -72,34 +192,60 @@ class Report:
                 return c
         raise KeyError(f"no check named {name!r}; checks: {[c.name for c in self.checks]}")
 
-    def text(self) -> str:
+    def text(self, instructor: bool = True) -> str:
+        """The report as a person reads it; instructor=False leaves out every instructor-only line."""
         lines = [f"{self.exercise}: {self.submission}"]
+
+        def indented(label: str, text: str) -> None:
+            first, *rest = text.splitlines() or [""]
+            lines.append(f"  {label}: {first}")
+            lines.extend(f"{' ' * (len(label) + 4)}{line}" for line in rest)
+
         for note in self.notes:
-            first, *rest = note.splitlines() or [""]
-            lines.append(f"  note: {first}")
-            lines += [f"        {line}" for line in rest]
+            indented("note", note)
+        if instructor:
+            for note in self.instructor_notes:
+                indented("instructor note", note)
         for c in self.checks:
-            lines.append(f"  {'PASS' if c.passed else 'FAIL'}  {c.name}")
+            points = " (not scored)" if c.max_score == 0 else f" ({c.max_score:g} points)" if c.max_score != 1 else ""
+            lines.append(f"  {'PASS' if c.passed else 'FAIL'}  {c.name}{points}")
             lines += [f"        {line}" for line in c.feedback.splitlines()]
+            if instructor and c.detail:
+                lines += [f"        instructor: {line}" for line in c.detail.splitlines()]
         verdict = "every check passed" if self.passed else f"{len(self.failed())} of {len(self.checks)} checks failed"
         lines.append(f"score {self.score:g}/{self.max_score:g}: {verdict}")
         return "\n".join(lines)
 
+    def instructor_text(self) -> str:
+        """Everything only the instructor may see, or "" when there is none (always, in self-study)."""
+        parts = [f"note: {note}" for note in self.instructor_notes]
+        parts += [f"{c.name}:\n" + "\n".join(f"  {line}" for line in c.detail.splitlines())
+                  for c in self.checks if c.detail]
+        return "\n".join(parts)
+
     def gradescope(self, execution_time: float | None = None) -> dict:
+        """Gradescope's results.json. A test's `output` is its student feedback, never instructor
+        detail; that goes, when there is any, into one extra test visible to instructors only."""
+        tests = [
+            {
+                "name": c.name,
+                "score": c.score,
+                "max_score": c.max_score,
+                "status": "passed" if c.passed else "failed",
+                "output": c.feedback,
+                "visibility": c.visibility,
+            }
+            for c in self.checks
+        ]
+        hidden = self.instructor_text()
+        if hidden:
+            # Worth 0 and "passed" (0 of 0 is full marks), so it changes no score and no verdict.
+            tests.append({"name": f"{self.exercise}: {INSTRUCTOR_TEST}", "score": 0.0, "max_score": 0.0,
+                          "status": "passed", "output": hidden, "visibility": "hidden"})
         results = {
             "score": self.score,
             "output": "\n".join([f"{self.exercise}: {self.submission}", *self.notes]),
-            "tests": [
-                {
-                    "name": c.name,
-                    "score": c.score,
-                    "max_score": c.max_score,
-                    "status": "passed" if c.passed else "failed",
-                    "output": c.feedback,
-                    "visibility": "visible",
-                }
-                for c in self.checks
-            ],
+            "tests": tests,
         }
         if execution_time is not None:
             results["execution_time"] = round(execution_time, 3)
@@ -155,9 +301,11 @@ class Mismatch:
     expected: float
     actual: float
 
-    def describe(self, what: str = "out") -> str:
-        return (f"{self.count} element(s) wrong; first at index {self.index}: "
-                f"{what}[{self.index}] is {show(self.actual)}, should be {show(self.expected)}")
+    def describe(self, what: str = "out", expected: bool = True) -> str:
+        """expected=False (course mode): where and what the submission produced, not what it should be."""
+        text = (f"{self.count} element(s) wrong; first at index {self.index}: "
+                f"{what}[{self.index}] is {show(self.actual)}")
+        return f"{text}, should be {show(self.expected)}" if expected else text
 
 
 def compare_exact(expected: Sequence[float], actual: Sequence[float]) -> Mismatch | None:
