@@ -35,7 +35,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from scanlab import EXIT_FAIL, EXIT_NO_GPU, EXIT_PASS, EXIT_USAGE  # noqa: E402
-from scanlab.grading import NoGpu, Report, write_json_atomically  # noqa: E402
+from scanlab.grading import NoGpu, Report, max_score, write_json_atomically  # noqa: E402
 
 EXIT_CANNOT_GRADE = 4
 
@@ -52,13 +52,19 @@ GRADERS = {
 RUNS_CODE = {"day31", "drill01", "drill02"}  # drill03 is Markdown: nothing of it is executed
 
 USAGE = ("usage: python3 harness/grade.py EXERCISE SUBMISSION [--seed S] [--json results.json] "
-         "[--require-sandbox] [--keep DIR]\n"
+         "[--mode self-study|course] [--require-sandbox] [--keep DIR]\n"
+         "       python3 harness/grade.py class CLASS_DIR --out OUT_DIR [--jobs N] [--seed S] "
+         "[--mode course|self-study] [--shard I/N] [--force] [--require-sandbox]\n"
+         "       python3 harness/grade.py merge OUT_DIR... --out DIR\n"
          "       python3 harness/grade.py --list")
 
 
-def grade(exercise: str, submission: Path, workdir: Path, seed: int) -> Report:
+MODES = ("self-study", "course")  # course: feedback never reveals an expected answer
+
+
+def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str = "self-study") -> Report:
     module = importlib.import_module(GRADERS[exercise][0])
-    return module.grade(exercise, submission, workdir, seed)
+    return module.grade(exercise, submission, workdir, seed, mode=mode)
 
 
 def _json_target_problem(path: Path) -> str | None:
@@ -73,13 +79,23 @@ def _json_target_problem(path: Path) -> str | None:
     return None
 
 
-def _not_graded(exercise: str, submission: str, why: str, points: float = 1.0) -> Report:
+def _not_graded(exercise: str, submission: str, why: str) -> Report:
+    """A report with one failed check worth the exercise's whole maximum: the same maximum as a graded one."""
+    try:
+        points = max_score(exercise)
+    except Exception:  # noqa: BLE001 - a broken points.toml must still leave a results.json
+        points = 1.0
     report = Report(exercise, submission)
     report.add("graded", False, why, max_score=points)
     return report
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in ("class", "merge"):  # a whole class: scanlab/classroom.py
+        from scanlab.classroom import main as classroom_main
+
+        return classroom_main(argv)
     started = time.monotonic()
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], usage=USAGE,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("submission", nargs="?", type=Path, help="the student's file")
     parser.add_argument("--seed", type=int, help="seed for the hidden random inputs (default: drawn, printed)")
     parser.add_argument("--json", type=Path, help="write Gradescope results.json here (always, on every outcome)")
+    parser.add_argument("--mode", choices=MODES, default="self-study",
+                        help="course: feedback never shows an expected answer (default self-study)")
     parser.add_argument("--require-sandbox", action="store_true",
                         help="refuse to grade (exit 4) unless this machine gives submissions full isolation")
     parser.add_argument("--keep", type=Path, help="keep the grader's own work folder here (never the sandbox's)")
@@ -121,7 +139,9 @@ def main(argv: list[str] | None = None) -> int:
 
     def finish(report: Report, status: int) -> int:
         """Every exit path after the checks above ends here: text out, then results.json."""
-        print(report.text())
+        # Course mode prints what a student may see; the instructor's detail is in results.json
+        # (a hidden test) and in `grade.py class`'s report.txt.
+        print(report.text(instructor=args.mode != "course"))
         if args.json is not None:
             try:
                 write_json_atomically(report, args.json, time.monotonic() - started)
@@ -159,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="scanlab-grade-") as tmp:
             workdir = args.keep or Path(tmp)
             workdir.mkdir(parents=True, exist_ok=True)
-            report = grade(exercise, submission, workdir, seed)
+            report = grade(exercise, submission, workdir, seed, args.mode)
     except NoGpu as exc:  # only the GPU probe may say this; a grader raising it is the grader's bug
         return finish(_not_graded(exercise, shown, f"not graded: the grader lost the GPU ({exc}); "
                                                     "tell your instructor"), EXIT_CANNOT_GRADE)
