@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Build Gradescope's autograder zip (`make autograder`): build/autograder.zip.
+
+    python3 harness/gradescope/make_autograder.py [--out build/autograder.zip]
+
+At the top of the zip, as Gradescope requires: setup.sh and run_autograder (from
+harness/gradescope/). Then what grading needs: harness/ without its tests,
+planted/, corpus/ and caches, and exercises/ (the starters: graders learn an
+exercise's maximum from its untouched starter). Never solutions/: grading must
+not need them, and the zip refuses any file whose bytes are a solution's.
+
+Entries are sorted with a fixed timestamp, so the same tree gives the same zip.
+Exit status: 0 written; 1 refused (a solution would have gone in, or a file
+it needs is missing); 2 bad command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import os
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HERE = Path(__file__).resolve().parent
+TOP = ("setup.sh", "run_autograder")  # Gradescope looks for these at the root of the archive
+FOLDERS = ("harness", "exercises")
+# Left out of harness/ and exercises/: tests and their data (planted mistakes, the corpus,
+# which holds correct submissions), caches, and anything a build or an editor leaves.
+EXCLUDED = ("harness/test_*.py", "harness/conftest.py", "harness/pytest.ini", "harness/requirements.txt",
+            "harness/planted", "harness/corpus", "*/__pycache__", "*.pyc", "*/.pytest_cache", "*/.mypy_cache",
+            "*~", "*.swp", "*/.DS_Store", "*.o", "*.fatbin")
+EXECUTABLE = {"setup.sh", "run_autograder", "harness/grade.py", "harness/gradescope/run_autograder.py",
+              "harness/gradescope/make_autograder.py", "harness/gradescope/results_schema.py",
+              "harness/gradescope/run_autograder", "harness/gradescope/setup.sh"}
+FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def excluded(relative: str) -> bool:
+    return any(fnmatch.fnmatch(relative, pattern) for pattern in EXCLUDED)
+
+
+def members(repo: Path = REPO) -> list[tuple[str, Path]]:
+    """(name in the zip, file on disk), sorted; links are skipped (never followed out of the tree)."""
+    chosen = [(name, HERE / name) for name in TOP]
+    for folder in FOLDERS:
+        for dirpath, dirnames, filenames in os.walk(repo / folder):
+            base = Path(dirpath)
+            dirnames[:] = sorted(d for d in dirnames
+                                 if not excluded((base / d).relative_to(repo).as_posix())
+                                 and not (base / d).is_symlink())
+            for filename in sorted(filenames):
+                path = base / filename
+                relative = path.relative_to(repo).as_posix()
+                if not excluded(relative) and not path.is_symlink() and path.is_file():
+                    chosen.append((relative, path))
+    return sorted(chosen)
+
+
+def solution_contents(repo: Path = REPO) -> dict[bytes, str]:
+    folder = repo / "solutions"
+    if not folder.is_dir():
+        return {}
+    return {p.read_bytes(): p.relative_to(repo).as_posix() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def refusals(chosen: list[tuple[str, Path]], repo: Path = REPO) -> list[str]:
+    """Why this list must not become the zip: a solution inside, or a file Gradescope needs missing."""
+    why = []
+    solutions = solution_contents(repo)
+    for name, path in chosen:
+        if name.split("/")[0] == "solutions":
+            why.append(f"{name}: the solutions folder never goes in the autograder")
+        elif path.read_bytes() in solutions:
+            why.append(f"{name}: has the same bytes as {solutions[path.read_bytes()]}")
+    names = {name for name, _ in chosen}
+    for needed in (*TOP, "harness/grade.py", "harness/gradescope/run_autograder.py"):
+        if needed not in names:
+            why.append(f"{needed}: missing; the autograder cannot run without it")
+    return why
+
+
+def build(out: Path, repo: Path = REPO) -> list[str]:
+    """Write the zip to `out` (through a temporary file and a rename); the names written."""
+    chosen = members(repo)
+    why = refusals(chosen, repo)
+    if why:
+        raise ValueError("refusing to build the autograder:\n  " + "\n  ".join(why))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(prefix=".autograder-", suffix=".zip", dir=out.parent)
+    os.close(fd)
+    try:
+        with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as zf:
+            for name, path in chosen:
+                info = zipfile.ZipInfo(name, FIXED_TIME)
+                info.compress_type = zipfile.ZIP_DEFLATED
+                mode = 0o755 if name in EXECUTABLE else 0o644
+                info.external_attr = (0o100000 | mode) << 16  # a regular file with these permissions
+                zf.writestr(info, path.read_bytes())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, out)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+    return [name for name, _ in chosen]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO / "build" / "autograder.zip", help="the zip to write")
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    try:
+        names = build(args.out)
+    except ValueError as exc:
+        print(f"make_autograder: {exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.out}: {len(names)} files; upload it as the assignment's autograder "
+          "(harness/README.md, \"Gradescope\")")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
