@@ -9,6 +9,8 @@
 #   make run-hip                        build and run them
 #   make sanitize                       compute-sanitizer racecheck + initcheck on Day 31
 #   make exercises | solutions          build the exercises and their solutions
+#   make autograder                     build/autograder.zip for Gradescope (no solutions in it)
+#   make student-release                build/student-release/: what students get, no answers
 #   make clean                          remove build/
 #
 # Every binary lands under build/, never next to its source.
@@ -33,7 +35,7 @@ NVCCFLAGS ?= -std=c++17 -O3 -lineinfo -Xcompiler -Wall,-Wextra
 
 DAY31 := $(BUILD)/day31-scan/scan
 
-.PHONY: all run run-cuda run-hip cuda hip test sanitize exercises solutions clean FORCE
+.PHONY: all run run-cuda run-hip cuda hip test sanitize exercises solutions autograder student-release clean FORCE
 
 all: cuda
 
@@ -79,6 +81,16 @@ exercises:
 
 solutions:
 	$(MAKE) -C solutions
+
+# Gradescope's autograder zip: harness and starters, never solutions/ (harness/README.md, "Gradescope").
+autograder:
+	python3 $(REPO)/harness/gradescope/make_autograder.py --out $(BUILD)/autograder.zip
+
+# The student release: lessons, starters and the self-check harness, never solutions/ or the
+# corpus (harness/student-release.py lists what is in and out, and why).
+student-release:
+	@test -f $(REPO)/harness/student-release.py || { echo "make student-release: this copy is a release already; build one from the course repository" >&2; exit 1; }
+	python3 $(REPO)/harness/student-release.py $(BUILD)/student-release
 
 clean:
 	rm -rf $(BUILD)

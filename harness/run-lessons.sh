@@ -3,6 +3,10 @@
 #
 # CUDA programs need nvcc and an NVIDIA GPU, HIP programs hipcc and an AMD GPU,
 # the Triton lab torch + triton + a GPU; the drills need only a C++ compiler.
+# The drills run as the reference solutions where solutions/ exists (the course
+# repository) and as the starters in exercises/ where it does not (the student
+# release); drill 03's counts and graded answers are never echoed: they are its
+# answers.
 # Whatever cannot run here gets one line saying what was skipped and why; a
 # program that starts and then reports "no usable GPU" (status 3) is a skip too.
 # Exit status: 0 when everything that ran passed, 1 when anything that ran failed.
@@ -36,6 +40,22 @@ attempt() {  # attempt NAME COMMAND...: run it, and read its exit status
     *) ran=$((ran + 1)); failed=$((failed + 1)); failures+=("$name (exit $status)") ;;
   esac
   rm -f "$log"
+}
+
+hide_drill03() {  # hide_drill03 COMMAND...: run it, holding back the output of its 03_scan_analysis sections
+  # A section starts at its "==== 03_scan_analysis" line and ends at its verdict line (PASS,
+  # FAILED or score, which is shown), or at the next line of the Makefile's own.
+  "$@" | awk '
+    function done_hiding() {
+      if (hidden) printf "  (%d lines of drill 03 answers not shown)\n", hidden
+      secret = 0; hidden = 0
+    }
+    /^(==== |make run:|skipped )/ { done_hiding(); secret = ($0 ~ /^==== 03_scan_analysis/); print; next }
+    secret && /^(PASS|FAILED|score [0-9])/ { done_hiding(); print; next }
+    secret { if ($0 != "") hidden++; next }
+    { print }
+    END { done_hiding() }'
+  return "${PIPESTATUS[0]}"
 }
 
 nvidia_gpu() {
@@ -84,11 +104,16 @@ else
   attempt "a05-scan/triton/scan.py" "$PYTHON" a05-scan/triton/scan.py --out "$build/a05-scan/triton"
 fi
 
-# ---- the drills' reference solutions: plain C++ on the CPU
-if ! command -v "${CXX:-g++}" >/dev/null 2>&1; then
-  skip "solutions (drills)" "no C++ compiler (${CXX:-g++})"
+# ---- the drills: plain C++ on the CPU (the reference solutions, or the starters in a student release)
+if [ -f solutions/Makefile ]; then
+  drills=("solutions (drills)" hide_drill03 make --no-print-directory -C solutions run)
 else
-  attempt "solutions (drills)" make --no-print-directory -C solutions run
+  drills=("exercises (drills)" make --no-print-directory -C exercises run)
+fi
+if ! command -v "${CXX:-g++}" >/dev/null 2>&1; then
+  skip "${drills[0]}" "no C++ compiler (${CXX:-g++})"
+else
+  attempt "${drills[@]}"
 fi
 
 echo

@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""Write the student release of scan-lab: what a student needs, nothing that gives answers away.
+
+    python3 harness/student-release.py [OUT_DIR]        (`make student-release`; default build/student-release)
+
+What goes in: the lessons (day31-scan/, a05-scan/), the starters and their
+README and Makefile (exercises/), the top-level README, SETUP, GLOSSARY,
+REFERENCES and Makefile, and the parts of harness/ a student uses to check
+their own work: grade.py with scanlab/, drivers/ and points.toml (self-grading,
+self-study mode by default), the build and run scripts behind `make run` and
+`make test`, and the test modules that need nothing the release leaves out.
+
+What stays out, and why, is the table LEFT_OUT below. Every top-level entry and
+every entry of harness/ must be in RELEASED or LEFT_OUT (test modules excepted:
+a new one stays out until someone has checked it runs without solutions/): an
+entry nobody has decided on stops the release, so a file added later cannot
+slip into students' hands unseen.
+
+After copying, the release is searched for what must never be in it: a byte
+copy of any file of solutions/ or harness/corpus/, and drill 03's answers (each
+`name = value` line of solutions/03_scan_analysis.md, and the values no lesson
+teaches, anywhere). A find is a failure: the folder is left for inspection, one
+line per find is printed and the exit status is 1.
+
+Exit status: 0 released; 1 not releasable (a leak, an undecided entry, a
+missing file); 2 bad command line or an OUT_DIR this script will not replace.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HARNESS = Path(__file__).resolve().parent
+REPO = HARNESS.parent
+MARKER = "RELEASE.txt"  # written into every release; OUT_DIR is replaced only when it holds one
+
+# Top level: the lessons, the starters, the docs and the Makefile.
+RELEASED_TOP = ["README.md", "SETUP.md", "GLOSSARY.md", "REFERENCES.md", "Makefile", ".gitignore",
+                "day31-scan", "a05-scan", "exercises", "harness"]
+# harness/: what self-checking needs (make run, make test, grade.py in self-study mode).
+RELEASED_HARNESS = ["README.md", "grade.py", "scanlab", "drivers", "points.toml", "hip_on_cuda",
+                    "conftest.py", "pytest.ini", "requirements.txt", "run-lessons.sh", "run-tests.sh"]
+# Test modules that import, read and grade nothing of solutions/, harness/corpus/ or harness/planted/.
+RELEASED_TESTS = ["test_scanlab.py", "test_sandbox.py", "test_day31.py", "test_a05_cuda.py",
+                  "test_a05_hip.py", "test_triton.py"]
+
+LEFT_OUT = {
+    "solutions": "the reference answers",
+    ".ci": "the course repository's CI: it runs the whole suite, solutions included",
+    "build": "build outputs",
+    "harness/corpus": "graded submissions, correct ones among them",
+    "harness/planted": "near-solutions with one planted mistake each",
+    "harness/gradescope": "the instructor's Gradescope autograder",
+    "harness/student-release.py": "this script: it reads solutions/",
+    "harness/test_drills.py": "grades and runs solutions/, and quotes them",
+    "harness/test_day31_exercise.py": "grades solutions/day31_shift_then_scan.cu and quotes it",
+    "harness/test_grade_cli.py": "grades solutions/01_exclusive_to_inclusive.cpp",
+    "harness/test_corpus.py": "grades harness/corpus/",
+    "harness/test_release.py": "builds a release from solutions/",
+}
+# Never copied, wherever they are: local state and caches (also in .gitignore).
+SKIPPED_NAMES = {".git", ".venv", "__pycache__", ".pytest_cache", "profiling_output", ".tools"}
+SKIPPED_SUFFIXES = (".pyc",)
+
+# In the release, test_a05_cuda.py's dry run of `make -C a05-scan solutions` has nothing to
+# recurse into (the target builds ../solutions). Deselected there, by node id.
+DESELECT = ["test_a05_cuda.py::test_module_makefile_has_the_target[solutions]"]
+
+# Drill 03's values that appear in the lessons on purpose, so are no secret: the tile sizes
+# and n - 1, and "the page's figures" at n = 1024 (9217 Hillis-Steele adds against Blelloch's
+# 2046: a05-scan/README.md, a05-scan/cuda/scan.cu, a05-scan/hip/scan.cpp).
+TAUGHT_VALUES = {"1000", "1023", "1024", "9217", "2046"}
+
+
+def fail(line: str, status: int = 1) -> int:
+    print(f"student-release: {line}", file=sys.stderr)
+    return status
+
+
+def drill03_answers(solutions: Path) -> dict[str, str]:
+    text = (solutions / "03_scan_analysis.md").read_text(encoding="utf-8")
+    return dict(re.findall(r"^ {4}([a-z][a-z0-9_]*) = (\S+)\s*$", text, re.M))
+
+
+def answer_patterns(answers: dict[str, str]) -> list[tuple[str, re.Pattern]]:
+    """A slot named with its value (`hs_adds_1000 = 8977`, `| hs_adds_1000 | 8977 |`), and every
+    value of four digits or more that no lesson teaches, standing alone as a number."""
+    patterns = []
+    for name, value in answers.items():
+        patterns.append((f"{name} = {value}",
+                         re.compile(rf"\b{name}\b\W{{1,12}}{re.escape(value)}(?![\d])")))
+    for value in sorted(set(answers.values())):
+        if sum(c.isdigit() for c in value) >= 4 and value not in TAUGHT_VALUES:
+            patterns.append((value, re.compile(rf"(?<![\d.]){re.escape(value)}(?![\d])")))
+    return patterns
+
+
+def leaks(release: Path, forbidden: dict[bytes, str], patterns: list[tuple[str, re.Pattern]]) -> list[str]:
+    found = []
+    for path in sorted(p for p in release.rglob("*") if p.is_file()):
+        shown = path.relative_to(release)
+        data = path.read_bytes()
+        if data in forbidden:
+            found.append(f"{shown} is a copy of {forbidden[data]}")
+        if b"\0" in data:  # an image: no text to search
+            continue
+        text = data.decode("utf-8", errors="replace")
+        for what, pattern in patterns:
+            m = pattern.search(text)
+            if m:
+                line = text.count("\n", 0, m.start()) + 1
+                found.append(f"{shown}:{line} holds drill 03's answer {what!r}")
+    return found
+
+
+def copy_entry(source: Path, target: Path) -> None:
+    if source.is_symlink():
+        raise ValueError(f"{source.relative_to(REPO)} is a link; the release holds plain files only")
+    if source.is_dir():
+        target.mkdir(parents=True, exist_ok=True)
+        for child in sorted(source.iterdir()):
+            if child.name not in SKIPPED_NAMES and not child.name.endswith(SKIPPED_SUFFIXES):
+                copy_entry(child, target / child.name)
+    else:
+        shutil.copy2(source, target)  # keeps run-lessons.sh and run-tests.sh executable
+
+
+def undecided(folder: Path, prefix: str, decided: set[str]) -> list[str]:
+    return [f"{prefix}{p.name}" for p in sorted(folder.iterdir())
+            if not p.name.startswith(".") and p.name not in SKIPPED_NAMES
+            and f"{prefix}{p.name}" not in decided
+            and not (prefix == "harness/" and re.fullmatch(r"test_\w+\.py", p.name))]
+
+
+def commit() -> str:
+    try:
+        proc = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
+                              capture_output=True, text=True, timeout=30)
+        return proc.stdout.strip() if proc.returncode == 0 else "unknown (git describe failed)"
+    except (OSError, subprocess.TimeoutExpired):
+        return "unknown (no git)"
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) > 1 or (argv and argv[0].startswith("-")):
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        return fail("usage: python3 harness/student-release.py [OUT_DIR]", 2)
+    out = Path(argv[0]).resolve() if argv else REPO / "build" / "student-release"
+    if out == REPO or REPO.is_relative_to(out) or (out.is_relative_to(REPO)
+                                                     and not out.is_relative_to(REPO / "build")):
+        return fail(f"{out}: inside the repository the release may only go under build/", 2)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).is_file())):
+        return fail(f"{out} exists and is not an earlier release (no {MARKER}); not replacing it", 2)
+
+    solutions = REPO / "solutions"
+    if not (solutions / "03_scan_analysis.md").is_file():
+        return fail("solutions/03_scan_analysis.md is missing: without drill 03's answers the release "
+                    "cannot be searched for them; build it from the full repository")
+
+    decided = set(RELEASED_TOP) | set(LEFT_OUT) | {f"harness/{n}" for n in RELEASED_HARNESS + RELEASED_TESTS}
+    open_questions = undecided(REPO, "", decided) + undecided(HARNESS, "harness/", decided)
+    if open_questions:
+        for entry in open_questions:
+            fail(f"{entry}: neither released nor left out on purpose; add it to RELEASED_* or LEFT_OUT "
+                 "in harness/student-release.py")
+        return 1
+    missing = [n for n in RELEASED_TOP if not (REPO / n).exists()] + \
+              [f"harness/{n}" for n in RELEASED_HARNESS + RELEASED_TESTS if not (HARNESS / n).exists()]
+    if missing:
+        return fail(f"missing from the repository: {', '.join(missing)}")
+
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for name in RELEASED_TOP:
+        if name != "harness":
+            copy_entry(REPO / name, out / name)
+    (out / "harness").mkdir()
+    for name in RELEASED_HARNESS + RELEASED_TESTS:
+        copy_entry(HARNESS / name, out / "harness" / name)
+
+    ini = out / "harness" / "pytest.ini"
+    text = ini.read_text()
+    if not re.search(r"^addopts = ", text, re.M):
+        return fail("harness/pytest.ini has no `addopts = ` line to add the release's deselections to")
+    ini.write_text(re.sub(r"^(addopts = .*)$",
+                          lambda m: m.group(1) + "".join(f" --deselect {d}" for d in DESELECT),
+                          text, count=1, flags=re.M))
+
+    (out / MARKER).write_text(
+        f"scan-lab, student release: built {time.strftime('%Y-%m-%d %H:%M %Z')} from {commit()}\n"
+        "by `make student-release` (harness/student-release.py, in the course repository).\n\n"
+        "Left out of this copy:\n" + "".join(f"  {k}: {v}\n" for k, v in LEFT_OUT.items()))
+
+    forbidden = {}
+    for folder in (solutions, HARNESS / "corpus", HARNESS / "planted"):
+        if folder.is_dir():
+            for path in folder.rglob("*"):
+                if path.is_file() and path.stat().st_size > 0:
+                    forbidden[path.read_bytes()] = str(path.relative_to(REPO))
+    found = leaks(out, forbidden, answer_patterns(drill03_answers(solutions)))
+    if found:
+        for line in found:
+            fail(line)
+        return fail(f"NOT RELEASABLE: {len(found)} find(s) above; {out} is left for inspection")
+
+    files = sum(1 for p in out.rglob("*") if p.is_file())
+    print(f"student-release: {files} files in {os.path.relpath(out)}; left out: "
+          + ", ".join(f"{k}/" if (REPO / k).is_dir() else k for k in LEFT_OUT if (REPO / k).exists()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

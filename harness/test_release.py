@@ -1,0 +1,190 @@
+"""The student release (`make student-release`) and the docs that must not give drill 03 away.
+
+The release is built into a temporary folder with harness/student-release.py,
+then searched here with checks of this module's own (not the script's): no
+file of solutions/, harness/corpus/ or harness/planted/, no drill 03 answer
+(every `name = value` line of solutions/03_scan_analysis.md, and the values no
+lesson teaches, as bare numbers). Its `make run` and `make test` must pass and
+say nothing about solutions. The repository's own `make run`, and the starters'
+`make run` on a file full of wrong answers, must print no drill 03 answer.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SOLUTIONS = REPO / "solutions"
+SCRIPT = REPO / "harness" / "student-release.py"
+
+slow = pytest.mark.slow
+
+# Drill 03 values the lessons teach on purpose, so they may appear as bare numbers: the tile
+# sizes and n - 1, and the page's figures at n = 1024, 9217 Hillis-Steele adds against
+# Blelloch's 2046 (a05-scan/README.md, a05-scan/cuda/scan.cu, a05-scan/hip/scan.cpp).
+TAUGHT = {"1000", "1023", "1024", "9217", "2046"}
+
+
+def drill03_answers() -> dict[str, str]:
+    text = (SOLUTIONS / "03_scan_analysis.md").read_text()
+    answers = dict(re.findall(r"^ {4}([a-z][a-z0-9_]*) = (\S+)\s*$", text, re.M))
+    assert len(answers) == 25, answers  # every slot the starter asks for
+    return answers
+
+
+def answers_in(text: str) -> list[str]:
+    """Drill 03's answers in `text`: a slot with its value, or a value no lesson teaches."""
+    found = []
+    for name, value in drill03_answers().items():
+        if re.search(rf"\b{name}\b\W{{1,12}}{re.escape(value)}(?!\d)", text):
+            found.append(f"{name} = {value}")
+        if sum(c.isdigit() for c in value) >= 4 and value not in TAUGHT and \
+                re.search(rf"(?<![\d.]){re.escape(value)}(?!\d)", text):
+            found.append(value)
+    return found
+
+
+def run(command, cwd: Path, timeout: float = 600, **env) -> subprocess.CompletedProcess:
+    return subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **env})
+
+
+def describe(proc: subprocess.CompletedProcess) -> str:
+    return f"exit status {proc.returncode}\n--- stdout ---\n{proc.stdout[-6000:]}\n--- stderr ---\n{proc.stderr[-6000:]}"
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
+    """The release, built once; whether the script accepted it is its own test (a leak leaves
+    the folder in place, so the other tests still say what else is wrong)."""
+    out = tmp_path_factory.mktemp("release") / "student-release"
+    return out, run([sys.executable, SCRIPT, out], REPO, timeout=300)
+
+
+def test_the_answer_search_finds_a_planted_answer():
+    assert answers_in("    hs_adds_1024 = 9217\n") == ["hs_adds_1024 = 9217"]
+    assert answers_in("| `bl_levels_under_25pct_1024` | 14 |") == ["bl_levels_under_25pct_1024 = 14"]
+    assert answers_in("a sequential loop does 999, Hillis-Steele 8977") == ["8977"]
+    assert answers_in("hs_adds_1024 = ____ and 9217 adds on the page, 1.5x, 90.015") == []
+
+
+@slow
+def test_release_is_built_and_says_what_it_left_out(release):
+    out, proc = release
+    assert proc.returncode == 0, describe(proc)
+    assert proc.stdout.startswith("student-release: ") and "left out: solutions/" in proc.stdout, describe(proc)
+    for path in ("Makefile", "README.md", "SETUP.md", "GLOSSARY.md", "REFERENCES.md", "day31-scan/scan.cu",
+                 "a05-scan/cuda/scan.cu", "a05-scan/triton/scan.py", "exercises/README.md", "exercises/Makefile",
+                 "exercises/01_exclusive_to_inclusive.cpp", "exercises/02_segmented_scan.cpp",
+                 "exercises/03_scan_analysis.md", "exercises/day31_shift_then_scan.cu", "harness/grade.py",
+                 "harness/scanlab/grade_drills.py", "harness/drivers/drill01_driver.cpp", "harness/conftest.py",
+                 "harness/run-tests.sh", "harness/run-lessons.sh", "RELEASE.txt"):
+        assert (out / path).is_file(), path
+    assert os.access(out / "harness" / "run-tests.sh", os.X_OK)
+
+
+@slow
+def test_release_holds_no_solution_corpus_or_planted_file(release):
+    out, _ = release
+    files = [p for p in out.rglob("*") if p.is_file()]
+    assert files
+    for part in ("solutions", "corpus", "planted", ".ci", "gradescope"):
+        assert not [p for p in files if part in p.relative_to(out).parts], part
+    assert not [p for p in files if p.name in ("test_drills.py", "test_corpus.py", "test_day31_exercise.py",
+                                               "test_grade_cli.py", "test_release.py", "student-release.py")]
+    secret = {p.read_bytes(): p for folder in (SOLUTIONS, REPO / "harness" / "corpus", REPO / "harness" / "planted")
+              for p in folder.rglob("*") if p.is_file() and p.stat().st_size}
+    copies = [f"{p.relative_to(out)} = {secret[p.read_bytes()].relative_to(REPO)}"
+              for p in files if p.read_bytes() in secret]
+    assert copies == []
+
+
+@slow
+def test_release_holds_no_drill03_answer(release):
+    out, _ = release
+    found = []
+    for path in sorted(p for p in out.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if b"\0" not in data:  # images have no text
+            found += [f"{path.relative_to(out)}: {a}" for a in answers_in(data.decode("utf-8", "replace"))]
+    assert found == []
+
+
+@slow
+def test_release_make_run_passes_and_says_nothing_of_solutions(release, tmp_path):
+    out, _ = release
+    proc = run(["make", "run", f"PYTHON={sys.executable}", f"BUILD={tmp_path}"], out)
+    assert proc.returncode == 0, describe(proc)
+    text = proc.stdout + proc.stderr
+    assert "solution" not in text.lower(), describe(proc)
+    assert answers_in(text) == [], describe(proc)
+    lines = proc.stdout.splitlines()
+    assert "==== 01_exclusive_to_inclusive: exit status 1" in lines, describe(proc)  # the starters ran
+    assert "==== 03_scan_analysis.md: exit status 1" in lines, describe(proc)  # and drill 03 was graded
+    assert any(re.fullmatch(r"make run: [1-9]\d* ran, 0 failed, \d+ skipped", line) for line in lines), describe(proc)
+
+
+@slow
+def test_release_make_test_passes_and_says_nothing_of_solutions(release):
+    out, _ = release
+    # The GPU suites are the main suite's to run: here they would only repeat it on the GPU
+    # runner (on a machine without a GPU they skip either way).
+    proc = run(["make", "test", f"PYTHON={sys.executable}"], out, timeout=1200,
+               PYTEST_ADDOPTS='-p no:cacheprovider -m "not gpu and not triton"')
+    assert proc.returncode == 0, describe(proc)
+    assert "solution" not in (proc.stdout + proc.stderr).lower(), describe(proc)
+    summary = proc.stdout.strip().splitlines()[-1]
+    assert re.search(r"\b\d+ passed\b", summary) and "failed" not in summary and "error" not in summary, summary
+
+
+@slow
+def test_release_refuses_to_replace_a_folder_that_is_not_a_release(tmp_path):
+    keep = tmp_path / "work" / "notes.txt"
+    keep.parent.mkdir()
+    keep.write_text("mine")
+    proc = run([sys.executable, SCRIPT, keep.parent], REPO)
+    assert proc.returncode == 2 and "not an earlier release" in proc.stderr, describe(proc)
+    assert keep.read_text() == "mine"
+
+
+@slow
+def test_repository_make_run_prints_no_drill03_answer(tmp_path):
+    proc = run(["make", "run", f"PYTHON={sys.executable}", f"BUILD={tmp_path}"], REPO)
+    assert proc.returncode == 0, describe(proc)
+    assert answers_in(proc.stdout + proc.stderr) == [], describe(proc)
+    lines = proc.stdout.splitlines()
+    assert any(re.fullmatch(r"score [\d.]+/[\d.]+: every check passed", line) for line in lines), \
+        describe(proc)  # drill 03's verdict still shows
+    assert "make run: every solution passed" in lines, describe(proc)
+
+
+@slow
+def test_starters_make_run_names_wrong_drill03_answers_without_the_counts(tmp_path):
+    # The starters next to the harness, drill 03 filled with answers that are all wrong.
+    shutil.copytree(REPO / "exercises", tmp_path / "exercises")
+    (tmp_path / "harness").symlink_to(REPO / "harness")
+    starter = tmp_path / "exercises" / "03_scan_analysis.md"
+    answers = drill03_answers()
+    wrong = {name: "7" if value != "7" else "8" for name, value in answers.items()}
+    starter.write_text(re.sub(r"^( {4}([a-z][a-z0-9_]*) = )____$", lambda m: m[1] + wrong[m[2]],
+                              starter.read_text(), flags=re.M))
+    assert starter.read_text().count(" = 7\n") + starter.read_text().count(" = 8\n") == len(answers)
+    proc = run(["make", "-C", tmp_path / "exercises", "run", f"PYTHON={sys.executable}",
+                f"BUILD={tmp_path / 'build'}", "NVIDIA_SMI=false"], tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    assert "==== 03_scan_analysis.md: exit status 1" in proc.stdout.splitlines(), describe(proc)
+    assert re.search(r"^score 0(\.0)?/\d+", proc.stdout, re.M), describe(proc)
+    assert answers_in(proc.stdout + proc.stderr) == [], describe(proc)
+    # The counted values, one by one, next to the slot's name in its check's feedback.
+    for name, value in answers.items():
+        block = re.search(rf"^  FAIL  {name}\n((?:        .*\n)*)", proc.stdout, re.M)
+        assert block, f"no failing check {name}\n{describe(proc)}"
+        assert not re.search(rf"(?<![\d.]){re.escape(value)}(?!\.?\d)", block[1].replace(name, "")), \
+            f"{name}: the counted {value} is in its feedback:\n{block[1]}"
