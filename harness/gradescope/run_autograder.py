@@ -28,7 +28,6 @@ calling script writes a fallback results.json itself.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import stat
@@ -45,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import grade as grade_cli  # noqa: E402  harness/grade.py: GRADERS, grade()
 from results_schema import problems as schema_problems  # noqa: E402
-from scanlab.grading import Report, max_score  # noqa: E402  max_score: harness/points.toml
+from scanlab.grading import Report, max_score, write_results_atomically  # noqa: E402  max_score: points.toml
 
 EXIT_WRITTEN = 0
 EXIT_USAGE = 2
@@ -309,21 +308,8 @@ def not_graded_results(why: str, started: float) -> dict:
 
 
 def write_atomically(results: dict, path: Path) -> None:
-    """Through a temporary file and a rename: whatever was at `path` is replaced, never followed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(results, f, indent=2)
-            f.write("\n")
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+    write_results_atomically(results, path)
 
 
 def prepare(seed: int) -> int:

@@ -256,14 +256,19 @@ class Report:
 
 
 def write_json_atomically(report: Report, path: Path, execution_time: float | None = None) -> None:
-    """results.json through a temporary file and a rename: whatever was at `path` (a file, a
-    link, a forgery left by a submission) is replaced whole and never read or followed."""
+    """results.json through a temporary file and a rename (see write_results_atomically)."""
+    write_results_atomically(report.gradescope(execution_time), Path(path))
+
+
+def write_results_atomically(results: dict, path: Path) -> None:
+    """JSON through a temporary file and a rename: whatever was at `path` (a file, a link, a
+    forgery left by a submission) is replaced whole and never read or followed."""
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     fd, temporary = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=folder)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(report.gradescope(execution_time), f, indent=2)
+            json.dump(results, f, indent=2)
             f.write("\n")
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)
