@@ -401,3 +401,14 @@ def test_a_file_in_two_folders_is_not_graded_and_names_are_checked(tmp_path):
     assert found.files["drill01"] == tmp_path / FILES["drill01"] and not found.problems
     assert classroom.name_problem("line\nbreak") and classroom.name_problem("grades.csv")
     assert classroom.name_problem(SPECIAL) is None
+
+
+def test_a_student_name_is_never_a_spreadsheet_formula(tmp_path):
+    from scanlab import classroom
+
+    assert classroom.spreadsheet_safe("=HYPERLINK(\"x\")") == "'=HYPERLINK(\"x\")"
+    assert classroom.spreadsheet_safe("+1") == "'+1" and classroom.spreadsheet_safe("@SUM(A1)") == "'@SUM(A1)"
+    assert classroom.spreadsheet_safe("Zoë Smith, jr") == "Zoë Smith, jr"
+    row = classroom.Row("=cmd", {e: "0" for e in classroom.EXERCISE_FILES}, 0, 46, "", True)
+    classroom.write_csv(tmp_path / "grades.csv", [row])
+    assert (tmp_path / "grades.csv").read_text(encoding="utf-8").splitlines()[1].startswith("'=cmd,")

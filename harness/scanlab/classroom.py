@@ -374,12 +374,18 @@ def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
     return Row(student, cells, total, maximum, "; ".join(notes), not not_graded)
 
 
+def spreadsheet_safe(text: str) -> str:
+    """A student folder name as a CSV cell a spreadsheet will not run: a leading =, +, -, @, tab or
+    carriage return makes Excel and LibreOffice read a formula, so such a name gets a leading '."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
 def write_csv(path: Path, rows: list[Row]) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")  # csv quotes commas, quotes and spaces as needed
     writer.writerow(["student", *EXERCISE_FILES, "total", "maximum", "note"])
     for row in sorted(rows, key=lambda r: r.student):
-        writer.writerow([row.student, *(row.cells[e] for e in EXERCISE_FILES), _points(row.total),
+        writer.writerow([spreadsheet_safe(row.student), *(row.cells[e] for e in EXERCISE_FILES), _points(row.total),
                          _points(row.maximum), row.note])
     try:
         if path.read_text(encoding="utf-8") == buffer.getvalue():
