@@ -62,8 +62,13 @@ USAGE = ("usage: python3 harness/grade.py EXERCISE SUBMISSION [--seed S] [--json
 MODES = ("self-study", "course")  # course: feedback never reveals an expected answer
 
 
-def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str = "self-study") -> Report:
+def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str = "self-study",
+          gpu_lock=None) -> Report:
+    """One submission's report. gpu_lock (class grading): a lock the GPU graders hold around their
+    GPU runs only, so other submissions compile meanwhile."""
     module = importlib.import_module(GRADERS[exercise][0])
+    if GRADERS[exercise][2]:
+        return module.grade(exercise, submission, workdir, seed, mode=mode, gpu_lock=gpu_lock)
     return module.grade(exercise, submission, workdir, seed, mode=mode)
 
 

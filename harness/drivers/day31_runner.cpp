@@ -6,16 +6,19 @@
 // and writes back the raw words it finds in device memory. It judges nothing;
 // harness/scanlab/grade_day31.py compares every word with its own reference.
 // The grader builds this file with g++ outside the sandbox and runs it inside
-// one (harness/scanlab/sandbox.py), one process per input.
+// one (harness/scanlab/sandbox.py): one process for all the inputs, and a
+// fresh one for the launches left after a CUDA error or a time limit.
 //
 //   day31_runner --probe --fatbin PROBE.fatbin
 //       Is there a usable GPU? cuInit, device 0, its primary context, the
 //       harness's own tiny module (drivers/day31_probe.cu) loaded and run.
 //       Exit 0 usable; 3 not, with one line saying why. Needs no student code.
-//   day31_runner --fatbin MODULE.fatbin --input IN.f32 --tasks 32:0,32:1,... [--guard WORDS]
+//   day31_runner --fatbin MODULE.fatbin --input IN0.f32 [--input IN1.f32 ...]
+//                --tasks 0:32:0,0:32:1,... [--guard WORDS]
 //       IN.f32: raw little-endian float32 input (n = size / 4, n >= 1). A task
-//       BLOCK:K launches kernel K (0 scanExclusiveScanThenShift, 1
-//       scanExclusiveShiftThenScan) with BLOCK threads and ceil(n / BLOCK) blocks.
+//       C:BLOCK:K launches kernel K (0 scanExclusiveScanThenShift, 1
+//       scanExclusiveShiftThenScan) on input C (the C-th --input, from 0) with
+//       BLOCK threads and ceil(n / BLOCK) blocks. Tasks run in the order given.
 //
 // Files written in the working folder (little-endian; str = u32 length + bytes):
 //   module.bin: "D31MOD01", u32 CUresult of loading the module, str error
@@ -24,7 +27,7 @@
 //     bytes of scanlab_free_total_sentence (day31_exports.cuh puts both there at
 //     compile time, and they are read before any kernel runs), u32 count and
 //     per kernel in the module: str mangled name, str demangled name.
-//   task-BLOCK-K.bin: "D31TSK01", u32 block, u32 kernel, u64 n, u64 tiles,
+//   task-C-BLOCK-K.bin: "D31TSK01", u32 block, u32 kernel, u64 n, u64 tiles,
 //     u32 guard, u32 state (0 launched and never finished, 1 finished, 2 a CUDA
 //     error, 3 no such kernel in the module), u32 CUresult, str error name, str
 //     error text, str the step that failed; when finished: float32 out[guard + n
@@ -204,25 +207,27 @@ int probe(const std::string& fatbin) {
 // ---- grading -----------------------------------------------------------------
 
 struct Task {
+    uint32_t input;
     uint32_t block;
     uint32_t kernel;
 };
 
-// "32:0,32:1,64:0" -> tasks; false on anything else.
-bool parseTasks(const std::string& text, std::vector<Task>& tasks) {
+// "0:32:0,0:32:1,1:64:0" -> tasks; false on anything else (an input past the last --input included).
+bool parseTasks(const std::string& text, size_t inputs, std::vector<Task>& tasks) {
     size_t at = 0;
     while (at < text.size()) {
         size_t end = text.find(',', at);
         if (end == std::string::npos) end = text.size();
         const std::string item = text.substr(at, end - at);
-        const size_t colon = item.find(':');
-        if (colon == std::string::npos) return false;
         char* rest = nullptr;
-        const unsigned long block = std::strtoul(item.c_str(), &rest, 10);
-        if (rest != item.c_str() + colon || block < 1 || block > 1024) return false;
-        const std::string kernel = item.substr(colon + 1);
+        const unsigned long input = std::strtoul(item.c_str(), &rest, 10);
+        if (rest == item.c_str() || *rest != ':' || input >= inputs) return false;
+        const char* blockText = rest + 1;
+        const unsigned long block = std::strtoul(blockText, &rest, 10);
+        if (rest == blockText || *rest != ':' || block < 1 || block > 1024) return false;
+        const std::string kernel = rest + 1;
         if (kernel != "0" && kernel != "1") return false;
-        tasks.push_back(Task{uint32_t(block), uint32_t(kernel[0] - '0')});
+        tasks.push_back(Task{uint32_t(input), uint32_t(block), uint32_t(kernel[0] - '0')});
         at = end + 1;
     }
     return !tasks.empty();
@@ -285,13 +290,14 @@ void describeModule(Writer& w, CUmodule module) {
     }
 }
 
+// Allocated once for the largest input and the most tiles of any task; each
+// launch fills and reads back only the guard + n + guard words its input needs.
 struct Buffers {
-    size_t n = 0;
+    size_t mostN = 0;
     size_t guard = 0;
     size_t mostTiles = 0;
     CUdeviceptr in = 0, out = 0, totals = 0;  // each starts `guard` words before the kernel's pointer
-    size_t inWords() const { return guard + n + guard; }
-    size_t outWords() const { return guard + n + guard; }
+    size_t dataWords() const { return guard + mostN + guard; }
     size_t totalsWords() const { return guard + mostTiles + guard; }
 };
 
@@ -311,26 +317,28 @@ void taskHeader(Writer& w, const Task& t, size_t n, size_t tiles, size_t guard, 
 }
 
 std::string taskFile(const Task& t) {
-    return "task-" + std::to_string(t.block) + "-" + std::to_string(t.kernel) + ".bin";
+    return "task-" + std::to_string(t.input) + "-" + std::to_string(t.block) + "-" + std::to_string(t.kernel) +
+           ".bin";
 }
 
 // One launch. False when a CUDA error ended it (the context may be unusable now).
 bool runTask(const Task& t, CUfunction kernel, const Buffers& b, const std::vector<float>& input) {
-    const size_t tiles = (b.n + t.block - 1) / t.block;
+    const size_t n = input.size();
+    const size_t tiles = (n + t.block - 1) / t.block;
     const std::string path = taskFile(t);
     {
         Writer marker(path);
-        taskHeader(marker, t, b.n, tiles, b.guard, kLaunched, CUDA_SUCCESS, "");
+        taskHeader(marker, t, n, tiles, b.guard, kLaunched, CUDA_SUCCESS, "");
         marker.close();
     }
     Writer w(path);
     if (kernel == nullptr) {
-        taskHeader(w, t, b.n, tiles, b.guard, kNoSuchKernel, CUDA_SUCCESS, "");
+        taskHeader(w, t, n, tiles, b.guard, kNoSuchKernel, CUDA_SUCCESS, "");
         w.close();
         return true;
     }
     auto failed = [&](CUresult r, const std::string& step) {
-        taskHeader(w, t, b.n, tiles, b.guard, kCudaError, r, step);
+        taskHeader(w, t, n, tiles, b.guard, kCudaError, r, step);
         w.close();
         std::fprintf(stderr, "day31_runner: %s with %u threads: %s: %s\n", kKernelNames[t.kernel], t.block,
                      step.c_str(), errorName(r).c_str());
@@ -338,27 +346,28 @@ bool runTask(const Task& t, CUfunction kernel, const Buffers& b, const std::vect
     };
 
     const size_t guardBytes = b.guard * sizeof(float);
-    CUresult r = ::cuMemsetD32(b.in, kPoison, b.inWords());
-    if (r == CUDA_SUCCESS) r = ::cuMemcpyHtoD(b.in + guardBytes, input.data(), b.n * sizeof(float));
-    if (r == CUDA_SUCCESS) r = ::cuMemsetD32(b.out, kPoison, b.outWords());
+    CUresult r = ::cuMemsetD32(b.in, kPoison, b.dataWords());
+    if (r == CUDA_SUCCESS) r = ::cuMemcpyHtoD(b.in + guardBytes, input.data(), n * sizeof(float));
+    if (r == CUDA_SUCCESS) r = ::cuMemsetD32(b.out, kPoison, b.dataWords());
     if (r == CUDA_SUCCESS) r = ::cuMemsetD32(b.totals, kPoison, b.totalsWords());
     if (r != CUDA_SUCCESS) return failed(r, "refilling the buffers before the launch");
 
     CUdeviceptr in = b.in + guardBytes, out = b.out + guardBytes, totals = b.totals + guardBytes;
-    uint64_t n = b.n;  // the kernel's size_t
-    void* params[] = {&in, &out, &totals, &n};
+    uint64_t count = n;  // the kernel's size_t
+    void* params[] = {&in, &out, &totals, &count};
     r = ::cuLaunchKernel(kernel, unsigned(tiles), 1, 1, t.block, 1, 1, 0, nullptr, params, nullptr);
     if (r != CUDA_SUCCESS) return failed(r, "launching the kernel");
     r = ::cuCtxSynchronize();
     if (r != CUDA_SUCCESS) return failed(r, "running the kernel");
 
-    std::vector<float> outWords(b.outWords()), totalsWords(b.guard + tiles + b.guard), inWords(b.inWords());
+    std::vector<float> outWords(b.guard + n + b.guard), totalsWords(b.guard + tiles + b.guard),
+        inWords(b.guard + n + b.guard);
     r = ::cuMemcpyDtoH(outWords.data(), b.out, outWords.size() * sizeof(float));
     if (r == CUDA_SUCCESS) r = ::cuMemcpyDtoH(totalsWords.data(), b.totals, totalsWords.size() * sizeof(float));
     if (r == CUDA_SUCCESS) r = ::cuMemcpyDtoH(inWords.data(), b.in, inWords.size() * sizeof(float));
     if (r != CUDA_SUCCESS) return failed(r, "copying the results back");
 
-    taskHeader(w, t, b.n, tiles, b.guard, kFinished, CUDA_SUCCESS, "");
+    taskHeader(w, t, n, tiles, b.guard, kFinished, CUDA_SUCCESS, "");
     w.bytes(outWords.data(), outWords.size() * sizeof(float));
     w.bytes(totalsWords.data(), totalsWords.size() * sizeof(float));
     w.bytes(inWords.data(), inWords.size() * sizeof(float));
@@ -366,11 +375,15 @@ bool runTask(const Task& t, CUfunction kernel, const Buffers& b, const std::vect
     return true;
 }
 
-int grade(const std::string& fatbin, const std::string& inputPath, const std::vector<Task>& tasks, size_t guard) {
-    const std::vector<char> raw = readFile(inputPath);
-    if (raw.empty() || raw.size() % sizeof(float) != 0) stop(kExitUsage, inputPath + " is not a non-empty float32 file");
-    std::vector<float> input(raw.size() / sizeof(float));
-    std::memcpy(input.data(), raw.data(), raw.size());
+int grade(const std::string& fatbin, const std::vector<std::string>& inputPaths, const std::vector<Task>& tasks,
+          size_t guard) {
+    std::vector<std::vector<float>> inputs;
+    for (const std::string& path : inputPaths) {
+        const std::vector<char> raw = readFile(path);
+        if (raw.empty() || raw.size() % sizeof(float) != 0) stop(kExitUsage, path + " is not a non-empty float32 file");
+        inputs.emplace_back(raw.size() / sizeof(float));
+        std::memcpy(inputs.back().data(), raw.data(), raw.size());
+    }
     const std::vector<char> image = readFile(fatbin);
 
     openDevice(kExitRunner);
@@ -394,18 +407,19 @@ int grade(const std::string& fatbin, const std::string& inputPath, const std::ve
     }
 
     Buffers b;
-    b.n = input.size();
     b.guard = guard;
     for (const Task& t : tasks) {
-        const size_t tiles = (b.n + t.block - 1) / t.block;
+        const size_t n = inputs[t.input].size();
+        const size_t tiles = (n + t.block - 1) / t.block;
+        if (n > b.mostN) b.mostN = n;
         if (tiles > b.mostTiles) b.mostTiles = tiles;
     }
-    need(::cuMemAlloc(&b.in, b.inWords() * sizeof(float)), "allocating in");
-    need(::cuMemAlloc(&b.out, b.outWords() * sizeof(float)), "allocating out");
+    need(::cuMemAlloc(&b.in, b.dataWords() * sizeof(float)), "allocating in");
+    need(::cuMemAlloc(&b.out, b.dataWords() * sizeof(float)), "allocating out");
     need(::cuMemAlloc(&b.totals, b.totalsWords() * sizeof(float)), "allocating block_totals");
 
     for (const Task& t : tasks) {
-        if (!runTask(t, kernels[t.kernel], b, input)) return kExitStopped;
+        if (!runTask(t, kernels[t.kernel], b, inputs[t.input])) return kExitStopped;
     }
     return kExitDone;
 }
@@ -413,7 +427,8 @@ int grade(const std::string& fatbin, const std::string& inputPath, const std::ve
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string fatbin, input, taskList;
+    std::string fatbin, taskList;
+    std::vector<std::string> inputs;
     bool probing = false;
     size_t guard = 1024;
     for (int a = 1; a < argc; ++a) {
@@ -427,7 +442,7 @@ int main(int argc, char** argv) {
         if (flag == "--fatbin") {
             fatbin = value;
         } else if (flag == "--input") {
-            input = value;
+            inputs.push_back(value);
         } else if (flag == "--tasks") {
             taskList = value;
         } else if (flag == "--guard") {
@@ -440,10 +455,11 @@ int main(int argc, char** argv) {
         }
     }
     const char* usage = "usage: day31_runner --probe --fatbin PROBE.fatbin | "
-                        "day31_runner --fatbin MODULE.fatbin --input IN.f32 --tasks BLOCK:K,... [--guard WORDS]";
+                        "day31_runner --fatbin MODULE.fatbin --input IN.f32 [--input ...] --tasks INPUT:BLOCK:K,... "
+                        "[--guard WORDS]";
     if (fatbin.empty()) stop(kExitUsage, usage);
     if (probing) return probe(fatbin);
     std::vector<Task> tasks;
-    if (input.empty() || !parseTasks(taskList, tasks)) stop(kExitUsage, usage);
-    return grade(fatbin, input, tasks, guard);
+    if (inputs.empty() || !parseTasks(taskList, inputs.size(), tasks)) stop(kExitUsage, usage);
+    return grade(fatbin, inputs, tasks, guard);
 }

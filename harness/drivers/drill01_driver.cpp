@@ -7,15 +7,16 @@
 // are declared below with the starter's exact signatures; a submission that
 // changes one gets a link error the grader turns into one clear line.
 //
-//   drill01_driver e2i|i2e|total INPUT OUTPUT
+//   drill01_driver e2i|i2e|total OUTPUT INPUT...
 //
-// INPUT (int64 words), only what the function reads:
+// Each INPUT is one case (int64 words), only what the function reads:
 //   e2i:   n, in[n], excl[n]
 //   i2e:   n, incl[n]
 //   total: n, in[n], excl[n]
-// OUTPUT (int64 words): the raw storage, kGuard guard words either side
-// included, of every array handed to the function, in the order of its
-// parameters, read AFTER the call; for total, then the returned value.
+// OUTPUT (int64 words), per case: its word count, then the raw storage, kGuard
+// guard words either side included, of every array handed to the function, in
+// the order of its parameters, read AFTER the call; for total, then the
+// returned value.
 //   e2i:   in, excl, incl (the output)
 //   i2e:   incl, excl (the output)
 //   total: in, excl, total
@@ -44,7 +45,7 @@ void readInto(scanlab_io::Reader& reader, Guarded& array, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) array[i] = reader.next();
 }
 
-[[noreturn]] void run(const char* mode, const char* input_path, const char* output_path) {
+std::vector<long long> run(const char* mode, const char* input_path) {
     scanlab_io::Reader reader(scanlab_io::readWords(input_path), input_path);
     const std::size_t n = reader.size();
     std::vector<long long> words;
@@ -69,13 +70,15 @@ void readInto(scanlab_io::Reader& reader, Guarded& array, std::size_t n) {
     } else {
         scanlab_io::fail("unknown mode (e2i, i2e, total):", mode);
     }
-    scanlab_io::writeWordsAndExit(output_path, words);
+    return words;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     scanlab_io::installOutOfMemoryHandler();
-    if (argc != 4) scanlab_io::fail("usage: drill01_driver e2i|i2e|total INPUT OUTPUT; got", argc > 0 ? argv[0] : "");
-    run(argv[1], argv[2], argv[3]);
+    if (argc < 4) scanlab_io::fail("usage: drill01_driver e2i|i2e|total OUTPUT INPUT...; got", argc > 0 ? argv[0] : "");
+    scanlab_io::Results results;
+    for (int k = 3; k < argc; ++k) results.add(run(argv[1], argv[k]));
+    results.writeAndExit(argv[2]);
 }

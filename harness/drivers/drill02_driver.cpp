@@ -6,27 +6,29 @@
 // between the student's Seg and the plain integers of the extern "C" ABI below.
 // Everything here but main and scanlab_traced_combine has internal linkage. Each
 // mode runs one piece of the submission on inputs the grader wrote and dumps the
-// raw results; the grader computes the references and decides.
+// raw results; the grader computes the references and decides. Each case's
+// dump goes into OUTPUT as its word count and then the words below, in the
+// order of the cases (drill_io.hpp).
 //
-//   drill02_driver fold|hillis-steele|blelloch CASE OUTPUT
+//   drill02_driver fold|hillis-steele|blelloch OUTPUT CASE...
 //       the submission's seg_combine applied through the HARNESS's schedules:
 //       a left-to-right fold, a double-buffered Hillis-Steele tree, and a
 //       Blelloch up-sweep/down-sweep padded with seg_identity(). A correct,
 //       associative operator gives the same inclusive scan through all three.
 //       CASE: n, flags[n], values[n].  OUTPUT: flags[n], values[n].
-//   drill02_driver tile CASE OUTPUT
+//   drill02_driver tile OUTPUT CASE...
 //       the submission's segmented_scan_tile(in, out, n, carry).
 //       CASE: n, carry flag, carry value, flags[n], values[n].
 //       OUTPUT: the raw storage of in, then of out, kGuard guard pairs either
 //       side included, each as flags[n + 2 kGuard] then values[n + 2 kGuard].
 //       Every slot of out and every guard starts as (1, -999999999).
-//   drill02_driver ops PAIRS OUTPUT
+//   drill02_driver ops OUTPUT PAIRS
 //       seg_combine on the grader's pairs and triples, and seg_identity.
 //       PAIRS: p, p x (a.flag a.value b.flag b.value); t, t x (a b c);
 //       e, e x (flag value).
 //       OUTPUT: identity (flag value); p results; t x ((a+b)+c, a+(b+c));
 //       e x (identity+x, x+identity). Each pair is two words.
-//   drill02_driver tree N OUTPUT
+//   drill02_driver tree OUTPUT N...
 //       the submission's tree_scan_inclusive on N elements of the shim's opaque
 //       traced type. Every element holds a random id this driver issued; the
 //       table below knows, for each id, the range of inputs it combines, the
@@ -141,7 +143,7 @@ std::vector<Pair> blelloch(const std::vector<Pair>& x) {
     return out;
 }
 
-[[noreturn]] void runSchedule(const char* mode, const char* case_path, const char* output_path) {
+std::vector<long long> runSchedule(const char* mode, const char* case_path) {
     scanlab_io::Reader reader(scanlab_io::readWords(case_path), case_path);
     const std::size_t n = reader.size();
     const std::vector<Pair> in = readPairs(reader, n);
@@ -149,7 +151,7 @@ std::vector<Pair> blelloch(const std::vector<Pair>& x) {
                                   : std::strcmp(mode, "blelloch") == 0 ? blelloch(in) : hillisSteele(in);
     std::vector<long long> words;
     appendPairs(words, out);
-    scanlab_io::writeWordsAndExit(output_path, words);
+    return words;
 }
 
 // ---- the traced element for tree_scan_inclusive ------------------------------------
@@ -245,13 +247,18 @@ void appendTraced(std::vector<long long>& words, const Traced& t) {
     words.push_back(t.hi);
 }
 
-[[noreturn]] void runTree(const char* size_text, const char* output_path) {
+std::vector<long long> runTree(const char* size_text) {
     char* end = nullptr;
     const unsigned long long parsed = std::strtoull(size_text, &end, 10);
     if (end == size_text || *end != '\0' || parsed > (1ull << 24)) scanlab_io::fail("tree wants a size, not", size_text);
     const std::size_t n = std::size_t(parsed);
     const std::size_t total = n + 2 * kGuard;
 
+    // A fresh table per case: an id kept from an earlier case of this run reads as forged.
+    g_table.clear();
+    g_combines = 0;
+    g_bad = kNone;
+    g_bad_a = g_bad_b = Traced{};
     std::random_device entropy;
     g_state = (static_cast<unsigned long long>(entropy()) << 32) ^ entropy();
     g_table.reserve(std::min<std::size_t>(n * 24 + 64, std::size_t(kTraceCap)));
@@ -288,12 +295,12 @@ void appendTraced(std::vector<long long>& words, const Traced& t) {
     for (const Traced& t : slots) words.push_back(t.lo);
     for (const Traced& t : slots) words.push_back(t.hi);
     for (const Traced& t : slots) words.push_back(t.depth);
-    scanlab_io::writeWordsAndExit(output_path, words);
+    return words;
 }
 
 // ---- segmented_scan_tile ------------------------------------------------------------
 
-[[noreturn]] void runTile(const char* case_path, const char* output_path) {
+std::vector<long long> runTile(const char* case_path) {
     scanlab_io::Reader reader(scanlab_io::readWords(case_path), case_path);
     const std::size_t n = reader.size();
     const long long carry_flag = reader.next() != 0;
@@ -310,12 +317,12 @@ void appendTraced(std::vector<long long>& words, const Traced& t) {
     std::vector<long long> words;
     scanlab_io::append(words, in);
     scanlab_io::append(words, out);
-    scanlab_io::writeWordsAndExit(output_path, words);
+    return words;
 }
 
 // ---- the operator on pairs and triples ----------------------------------------------
 
-[[noreturn]] void runOps(const char* pairs_path, const char* output_path) {
+std::vector<long long> runOps(const char* pairs_path) {
     scanlab_io::Reader reader(scanlab_io::readWords(pairs_path), pairs_path);
     auto pair = [&reader]() {
         Pair p{0, 0};
@@ -342,17 +349,17 @@ void appendTraced(std::vector<long long>& words, const Traced& t) {
         appendPair(words, combine(identity(), a));
         appendPair(words, combine(a, identity()));
     }
-    scanlab_io::writeWordsAndExit(output_path, words);
+    return words;
 }
 
-[[noreturn]] void run(const char* mode, const char* input, const char* output) {
+std::vector<long long> run(const char* mode, const char* input) {
     if (std::strcmp(mode, "fold") == 0 || std::strcmp(mode, "hillis-steele") == 0 ||
         std::strcmp(mode, "blelloch") == 0) {
-        runSchedule(mode, input, output);
+        return runSchedule(mode, input);
     }
-    if (std::strcmp(mode, "tile") == 0) runTile(input, output);
-    if (std::strcmp(mode, "ops") == 0) runOps(input, output);
-    if (std::strcmp(mode, "tree") == 0) runTree(input, output);
+    if (std::strcmp(mode, "tile") == 0) return runTile(input);
+    if (std::strcmp(mode, "ops") == 0) return runOps(input);
+    if (std::strcmp(mode, "tree") == 0) return runTree(input);
     scanlab_io::fail("unknown mode (fold, hillis-steele, blelloch, tile, ops, tree):", mode);
 }
 
@@ -369,9 +376,11 @@ extern "C" unsigned long long scanlab_traced_combine(unsigned long long a, unsig
 
 int main(int argc, char** argv) {
     scanlab_io::installOutOfMemoryHandler();
-    if (argc != 4) {
-        scanlab_io::fail("usage: drill02_driver fold|hillis-steele|blelloch|tile|ops|tree INPUT OUTPUT; got",
+    if (argc < 4) {
+        scanlab_io::fail("usage: drill02_driver fold|hillis-steele|blelloch|tile|ops|tree OUTPUT INPUT...; got",
                          argc > 0 ? argv[0] : "");
     }
-    run(argv[1], argv[2], argv[3]);
+    scanlab_io::Results results;
+    for (int k = 3; k < argc; ++k) results.add(run(argv[1], argv[k]));
+    results.writeAndExit(argv[2]);
 }

@@ -6,8 +6,10 @@
 // anonymous namespace), so no function of a submission can share a name with it.
 //
 // Inputs and outputs are raw little-endian int64 words; harness/scanlab/
-// grade_drills.py writes the inputs, reads the outputs and decides everything:
-// the drivers call the student's function, then dump the raw storage of every
+// grade_drills.py writes the inputs, reads the outputs and decides everything.
+// One run is one function on one or more cases (`driver MODE OUTPUT CASE...`):
+// a process per case would cost more in sandbox start-up than the cases take.
+// The drivers call the student's function, then dump the raw storage of every
 // array they handed it (guard words included) and compare nothing. Nothing a
 // submission prints is read. Driver-side failures (a file that cannot be read
 // or written, a malformed input) exit with status 90 and one line on stderr.
@@ -61,19 +63,34 @@ std::vector<long long> readWords(const char* path) {
     return words;
 }
 
-// Writes the results and ends the process at once: no atexit handler or static
-// destructor of the submission runs after the results exist (one could rewrite
-// them). "wx" after remove(): a link planted at the path is never followed.
-[[noreturn]] void writeWordsAndExit(const char* path, const std::vector<long long>& words) {
-    std::remove(path);
-    std::FILE* f = std::fopen(path, "wbx");
-    if (f == nullptr) fail("cannot create", path);
-    const bool ok = std::fwrite(words.data(), sizeof(long long), words.size(), f) == words.size();
-    if (std::fclose(f) != 0 || !ok) fail("cannot write", path);
-    std::fflush(stdout);
-    std::fflush(stderr);
-    std::_Exit(0);
-}
+// The dumps of every case of one run, written at once when the last case is
+// done, and then the process ends: no atexit handler or static destructor of
+// the submission runs after the results exist (one could rewrite them), and a
+// run that dies part-way leaves no output file at all (the grader then runs
+// each case alone to find the one that failed). The file holds, per case in
+// argument order, the dump's word count and then its words. "wx" after
+// remove(): a link planted at the path is never followed.
+class Results {
+public:
+    void add(const std::vector<long long>& dump) {
+        words_.push_back((long long)dump.size());
+        words_.insert(words_.end(), dump.begin(), dump.end());
+    }
+
+    [[noreturn]] void writeAndExit(const char* path) const {
+        std::remove(path);
+        std::FILE* f = std::fopen(path, "wbx");
+        if (f == nullptr) fail("cannot create", path);
+        const bool ok = std::fwrite(words_.data(), sizeof(long long), words_.size(), f) == words_.size();
+        if (std::fclose(f) != 0 || !ok) fail("cannot write", path);
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::_Exit(0);
+    }
+
+private:
+    std::vector<long long> words_;
+};
 
 // Reads words in order from an input file; running past the end is a driver error.
 class Reader {

@@ -215,11 +215,10 @@ def grade_one(setting: Setting, exercise: str, path: Path, gpu_lock: threading.L
     started = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix=f"scanlab-class-{exercise}-") as tmp:
-            if gpu:
-                with gpu_lock:  # GPU checks take the GPU one at a time: timings and limits stay per student
-                    report = cli.grade(exercise, path, Path(tmp), setting.seed, setting.mode)
-            else:
-                report = cli.grade(exercise, path, Path(tmp), setting.seed, setting.mode)
+            # GPU checks take the GPU one at a time (limits and timings stay per student); the grader
+            # holds the lock only while it runs kernels, so other students compile meanwhile.
+            report = cli.grade(exercise, path, Path(tmp), setting.seed, setting.mode,
+                               gpu_lock=gpu_lock if gpu else None)
     except Exception as exc:  # noqa: BLE001 - one grader bug must not stop the class
         from .grading import NoGpu
 
@@ -584,7 +583,6 @@ def grade_class(argv: list[str]) -> int:
     rows: dict[str, Row] = {}
     rows_lock, gpu_lock = threading.Lock(), threading.Lock()
     cpu_pool = concurrent.futures.ThreadPoolExecutor(args.jobs, thread_name_prefix="class")
-    gpu_pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="class-gpu")
 
     def finish(student: str, outcomes: dict[str, Outcome], key: str) -> None:
         folder = out_dir / student
@@ -593,7 +591,8 @@ def grade_class(argv: list[str]) -> int:
             e: {"status": o.status, "score": o.score, "why": o.why,
                 "report_max": o.report.max_score if o.report is not None else None,
                 "build_failed": bool(o.report is not None and any(c.name == "builds" and not c.passed
-                                                                  for c in o.report.checks))}
+                                                                  for c in o.report.checks)),
+                "seconds": round(o.seconds, 2)}
             for e, o in outcomes.items()}}
         for outcome in outcomes.values():
             if outcome.error:
@@ -627,8 +626,7 @@ def grade_class(argv: list[str]) -> int:
             elif exercise not in here.files:
                 outcomes[exercise] = Outcome(exercise, "not submitted")
             else:
-                pool = gpu_pool if cli.GRADERS[exercise][2] else cpu_pool
-                futures[exercise] = pool.submit(grade_one, setting, exercise, here.files[exercise], gpu_lock)
+                futures[exercise] = cpu_pool.submit(grade_one, setting, exercise, here.files[exercise], gpu_lock)
         pending.append((student, outcomes, futures, key))
 
     try:
@@ -640,12 +638,10 @@ def grade_class(argv: list[str]) -> int:
             finish(student, {e: outcomes[e] for e in EXERCISE_FILES}, key)
     except (KeyboardInterrupt, OSError) as exc:
         cpu_pool.shutdown(wait=False, cancel_futures=True)
-        gpu_pool.shutdown(wait=False, cancel_futures=True)
         why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"cannot write the outputs: {exc}"
         print(f"\ngrade class: {why}; students finished so far keep their outputs", file=sys.stderr)
         return EXIT_FAIL
     cpu_pool.shutdown()
-    gpu_pool.shutdown()
     if not students:
         progress.show()
 

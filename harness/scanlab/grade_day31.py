@@ -12,7 +12,7 @@ No host code of the submission ever runs. The pipeline:
    refused, which matters where the sandbox is only partial.
 2. The harness's own runner (harness/drivers/day31_runner.cpp, host C++ built
    here with g++ outside the sandbox and cached) loads the fatbin through the
-   CUDA driver API in a GPU sandbox, one process per input; it reads the two
+   CUDA driver API in a GPU sandbox, one process for all inputs; it reads the two
    answers before any kernel runs, launches both kernels by their mangled
    names at 32, 64, 256 and 1024 threads, and writes back the raw words of
    out, block_totals and the input, each with poisoned guard words around it.
@@ -35,6 +35,7 @@ failure is the submission's (or a harness error), never exit status 3.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import math
@@ -45,8 +46,10 @@ import shutil
 import struct
 import subprocess
 import tempfile
+import threading
 from array import array
 from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
 from itertools import accumulate
 from pathlib import Path
 
@@ -103,9 +106,10 @@ MODULE = "module.fatbin"
 RUNNER = "day31_runner"
 MOST_SUBMISSION_BYTES = 1 << 20
 DEVICE_FLAGS = ("-std=c++17", "-O3", "-fatbin")
-# One process runs the 8 launches of one input (each a few milliseconds): a run past this
-# is a kernel that never ends. Waiting blocks rather than spins, so the CPU limit is slack.
-CASE_LIMITS = dataclasses.replace(GPU_LIMITS, cpu_s=30, wall_s=30)
+# One process runs the 32 launches of the 4 inputs (each a few milliseconds; the CUDA context
+# takes longer to make): a run past this is a kernel that never ends. Waiting blocks rather
+# than spins, so the CPU limit is slack.
+RUN_LIMITS = dataclasses.replace(GPU_LIMITS, cpu_s=20, wall_s=20)
 
 
 # ---- inputs ----------------------------------------------------------------
@@ -130,12 +134,32 @@ def random_small(n: int, seed: int) -> list[float]:
     return [float(next(gen) % 16) for _ in range(n)]
 
 
-@dataclass
+@dataclass(eq=False)
 class Case:
+    """One input. A seed's inputs are made once and shared by every submission graded with it (a
+    class), so their references are computed once too: treat them as read-only."""
     label: str
     values: list[float]
+    _outs: dict[int, bytes] = field(default_factory=dict, repr=False)
+    _totals: dict[int, bytes] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def input_bytes(self) -> bytes:
+        return f32_bytes(self.values)
+
+    def expected_out(self, block: int) -> bytes:
+        """Every tile's exclusive scan at this block size, as the float32 words out must hold."""
+        if block not in self._outs:
+            self._outs[block] = f32_bytes(exclusive_tiles(self.values, block))
+        return self._outs[block]
+
+    def expected_totals(self, block: int) -> bytes:
+        if block not in self._totals:
+            self._totals[block] = f32_bytes(tile_totals(self.values, block))
+        return self._totals[block]
 
 
+@lru_cache(maxsize=4)
 def cases(seed: int) -> list[Case]:
     """The page's input, then seeded random inputs of sizes the student never saw.
 
@@ -369,8 +393,9 @@ def _changed(words: bytes, expected: bytes) -> list[int]:
     return [i for i in range(len(words) // 4) if words[4 * i:4 * i + 4] != expected[4 * i:4 * i + 4]]
 
 
-def side_effects(launch: Launch, values: list[float], block: int) -> list[str]:
+def side_effects(launch: Launch, case: Case, block: int) -> list[str]:
     """What a finished launch did outside out[0, n) and block_totals[0, tiles), one sentence each."""
+    values = case.values
     g, n, count = launch.guard, len(values), math.ceil(len(values) / block)
     guard = POISON * g
     found = []
@@ -388,7 +413,7 @@ def side_effects(launch: Launch, values: list[float], block: int) -> list[str]:
         if bad:
             found.append(f"wrote past the end of {name}: {len(bad)} word(s) changed, "
                          f"first {name}[{size + bad[0]}] = {_word(after, bad[0])}; {advice}.")
-    bad = _changed(launch.input, f32_bytes(values))
+    bad = _changed(launch.input, case.input_bytes)
     if bad:
         found.append(f"changed the input: {len(bad)} element(s), first in[{bad[0]}] is now "
                      f"{_word(launch.input, bad[0])}, was {show(values[bad[0]])}; the input is `const float*`: "
@@ -477,9 +502,9 @@ def evaluate(report: Report, answers: Answers, runs: list[CaseRun]) -> Report:
                     continue
                 judged += 1
                 if len(side_lines) < MOST_LINES:
-                    side_lines += [f"{kernel}, {where}: {line}" for line in side_effects(launch, values, block)]
-                expected = exclusive_tiles(values, block)
-                if launch.out != f32_bytes(expected):  # bytes first: a million floats compare fast
+                    side_lines += [f"{kernel}, {where}: {line}" for line in side_effects(launch, run.case, block)]
+                if launch.out != run.case.expected_out(block):  # bytes first: a million floats compare fast
+                    expected = exclusive_tiles(values, block)
                     out = _floats(launch.out)
                     m = compare_exact(expected, out)
                     if m is not None and len(out_lines) < MOST_LINES:
@@ -488,8 +513,8 @@ def evaluate(report: Report, answers: Answers, runs: list[CaseRun]) -> Report:
                         diagnosis = diagnose_output(kernel, values, block, out)
                         if diagnosis:
                             out_lines.append((f"  likely cause: {diagnosis}",) * 2)
-                expected = tile_totals(values, block)
-                if launch.totals != f32_bytes(expected):
+                if launch.totals != run.case.expected_totals(block):
+                    expected = tile_totals(values, block)
                     totals = _floats(launch.totals)
                     m = compare_exact(expected, totals)
                     if m is not None and len(total_lines) < MOST_LINES:
@@ -774,10 +799,10 @@ def compile_submission(submission: Path) -> Compiled:
         return Compiled(result, exports=False, export_error=why, warnings=_student_warnings(plain, name))
 
 
-# ---- running the kernels (one GPU sandbox per input) ---------------------------------------
+# ---- running the kernels (one GPU sandbox for every input) ---------------------------------
 
-def task_file(block: int, kernel: str) -> str:
-    return f"task-{block}-{KERNELS.index(kernel)}.bin"
+def task_file(case: int, block: int, kernel: str) -> str:
+    return f"task-{case}-{block}-{KERNELS.index(kernel)}.bin"
 
 
 @dataclass
@@ -788,32 +813,36 @@ class Printed:
     discarded: int = 0
 
 
-def run_case(runner: Path, fatbin: bytes, case: Case, hung: dict[str, str],
-             printed: Printed | None = None) -> tuple[CaseRun, ModuleInfo | None]:
-    """Every kernel at every block size on one input, in a fresh sandbox.
+def run_cases(runner: Path, fatbin: bytes, inputs: list[Case],
+              printed: Printed | None = None) -> tuple[list[CaseRun], ModuleInfo | None]:
+    """Every kernel at every block size on every input, in one fresh GPU sandbox.
 
-    A CUDA error spoils the process's context, so the runner stops there and a
-    fresh process takes the launches left. A kernel that hangs (the time limit)
-    is not launched again, in this input or the next (`hung` remembers it).
+    One runner process takes all the launches (a CUDA context costs more to
+    make than the launches take). A CUDA error spoils the process's context, so
+    the runner stops there and a fresh process takes the launches left. A
+    kernel that hangs (the time limit) is not launched again, on any input.
     """
     printed = printed if printed is not None else Printed()
-    launches: dict[int, dict[str, Launch]] = {block: {} for block in BLOCKS}
-    pending = [(block, kernel) for block in BLOCKS for kernel in KERNELS]
+    launches: list[dict[int, dict[str, Launch]]] = [{block: {} for block in BLOCKS} for _ in inputs]
+    pending = [(c, block, kernel) for c in range(len(inputs)) for block in BLOCKS for kernel in KERNELS]
+    hung: dict[str, str] = {}
     module: ModuleInfo | None = None
     with Sandbox(gpu=True) as box:
         box.put(RUNNER, runner, executable=True)
         box.put(MODULE, fatbin)
-        box.put("input.f32", f32_bytes(case.values))
+        input_args = []
+        for c, case in enumerate(inputs):
+            input_args += ["--input", box.put(f"input{c}.f32", case.input_bytes)]
         while pending:
-            for block, kernel in [t for t in pending if t[1] in hung]:
-                launches[block][kernel] = Launch(error=f"not launched: this kernel did not finish earlier "
-                                                       f"({hung[kernel]})")
-            pending = [t for t in pending if t[1] not in hung]
+            for c, block, kernel in [t for t in pending if t[2] in hung]:
+                launches[c][block][kernel] = Launch(error=f"not launched: this kernel did not finish earlier "
+                                                          f"({hung[kernel]})")
+            pending = [t for t in pending if t[2] not in hung]
             if not pending:
                 break
-            tasks = ",".join(f"{block}:{KERNELS.index(kernel)}" for block, kernel in pending)
-            outcome = box.run([f"./{RUNNER}", "--fatbin", MODULE, "--input", "input.f32", "--tasks", tasks,
-                               "--guard", str(GUARD)], CASE_LIMITS)
+            tasks = ",".join(f"{c}:{block}:{KERNELS.index(kernel)}" for c, block, kernel in pending)
+            outcome = box.run([f"./{RUNNER}", "--fatbin", MODULE, *input_args, "--tasks", tasks,
+                               "--guard", str(GUARD)], RUN_LIMITS)
             printed.kept += len(outcome.stdout.encode())
             printed.discarded += outcome.output_dropped
             raw = box.get("module.bin")
@@ -821,12 +850,12 @@ def run_case(runner: Path, fatbin: bytes, case: Case, hung: dict[str, str],
             if module is None:
                 module = info
             if info is not None and info.load_error:
-                for block, kernel in pending:
-                    launches[block][kernel] = Launch(error=f"your module did not load: {info.load_error}")
+                for c, block, kernel in pending:
+                    launches[c][block][kernel] = Launch(error=f"your module did not load: {info.load_error}")
                 break
             done = []
-            for block, kernel in pending:
-                raw = box.get(task_file(block, kernel))
+            for c, block, kernel in pending:
+                raw = box.get(task_file(c, block, kernel))
                 if raw is None:
                     break
                 record = parse_task(raw)
@@ -838,21 +867,25 @@ def run_case(runner: Path, fatbin: bytes, case: Case, hung: dict[str, str],
                         hung[kernel] = f"{outcome.describe()} at {block} threads"
                 elif record.state == TASK_NO_SUCH_KERNEL:
                     launch.error = missing_kernel_message(kernel, info.functions if info else [])
-                launches[block][kernel] = launch
-                done.append((block, kernel))
+                launches[c][block][kernel] = launch
+                done.append((c, block, kernel))
             if not done:  # the runner stopped before its first launch: a harness problem, said once per launch
                 said = outcome.stderr.strip().splitlines()
                 why = said[-1] if said else outcome.describe()
-                for block, kernel in pending:
-                    launches[block][kernel] = Launch(error=f"the grader's runner stopped before this launch: {why}")
+                for c, block, kernel in pending:
+                    launches[c][block][kernel] = Launch(error=f"the grader's runner stopped before this launch: "
+                                                              f"{why}")
                 break
             pending = [t for t in pending if t not in done]
-    return CaseRun(case, launches), module
+    return [CaseRun(case, launches[c]) for c, case in enumerate(inputs)], module
 
 
 # ---- the whole pipeline ------------------------------------------------------
 
-def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str = "self-study") -> Report:
+def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str = "self-study",
+          gpu_lock: threading.Lock | None = None) -> Report:
+    """Grade one Day 31 submission. The compile runs at once; with `gpu_lock` (class grading), the
+    GPU runs wait for it, so many submissions compile while one uses the GPU."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     report = Report(exercise, str(submission), mode=mode)
@@ -868,14 +901,9 @@ def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str =
     if compiled.warnings:
         report.notes.append(f"compiler warnings (not graded):\n{compiled.warnings}")
 
-    hung: dict[str, str] = {}
-    runs: list[CaseRun] = []
-    module: ModuleInfo | None = None
     printed = Printed()
-    for case in cases(seed):
-        run, info = run_case(runner, compiled.fatbin, case, hung, printed)
-        runs.append(run)
-        module = module or info
+    with gpu_lock or contextlib.nullcontext():  # a class's GPU runs take the GPU one at a time
+        runs, module = run_cases(runner, compiled.fatbin, cases(seed), printed)
     if printed.discarded:
         report.notes.append(f"the kernels printed more than the grader keeps: {printed.discarded} bytes were "
                             "discarded (what a submission prints decides nothing)")
