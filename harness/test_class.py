@@ -370,6 +370,47 @@ def test_day31_without_a_gpu_is_not_graded_and_the_status_is_1(tmp_path):
     assert not json.loads((tmp_path / "out" / "gpu student" / "state.json").read_text())["complete"]
 
 
+@pytest.mark.gpu
+@pytest.mark.slow
+def test_a_day31_class_is_graded_on_the_gpu(tmp_path):
+    """Six Day 31 students graded together on the GPU: the GPU runs take turns, the verdicts are
+    each student's own, and a hang or a crash costs only its owner."""
+    corpus = REPO / "harness" / "corpus" / "day31"
+    klass = tmp_path / "class"
+    students = {
+        "complete": SOLUTIONS / FILES["day31"],
+        "unusual but right": corpus / "c_warp_shuffle.cu",
+        "starter": STARTERS / FILES["day31"],
+        "partial": corpus / "w_inclusive_not_exclusive.cu",
+        "hangs": corpus / "h_spin_kernel.cu",
+        "traps": corpus / "h_trap.cu",
+    }
+    for student, source in students.items():
+        (klass / student).mkdir(parents=True)
+        shutil.copy(source, klass / student / FILES["day31"])
+    (klass / "compile error").mkdir()
+    (klass / "compile error" / FILES["day31"]).write_text(
+        (SOLUTIONS / FILES["day31"]).read_text().replace("__global__", "__global_", 1))
+    (klass / "empty").mkdir()
+    before = snapshot(klass)
+    started = time.monotonic()
+    result = grade("class", klass, "--out", tmp_path / "out", "--seed", SEED, "--jobs", "4")
+    seconds = time.monotonic() - started
+    assert result.returncode == EXIT_PASS, result.stderr
+    assert snapshot(klass) == before
+    top = maxima(tmp_path / "out")["day31"]
+    got = {student: row["day31"] for student, row in rows(tmp_path / "out" / "grades.csv").items()}
+    assert got["complete"] == got["unusual but right"] == cell(top), got
+    assert got["starter"] == got["compile error"] == got["empty"] == "0", got
+    for student in ("partial", "hangs", "traps"):
+        assert 0 < float(got[student]) < top, (student, got)
+    notes = {student: row["note"] for student, row in rows(tmp_path / "out" / "grades.csv").items()}
+    assert "compile error: day31" in notes["compile error"] and "not submitted: day31" in notes["empty"]
+    report = (tmp_path / "out" / "hangs" / "report.txt").read_text()
+    assert "time limit" in report, report
+    print(f"day31 class of {len(students) + 2} graded in {seconds:.1f} s")
+
+
 @pytest.mark.parametrize("args, said", [
     (("class",), "the following arguments are required"),
     (("class", "/no/such/class", "--out", "OUT"), "no class folder at /no/such/class"),

@@ -317,7 +317,7 @@ class RecordingSandbox(gd.Sandbox):
 
 @slow
 @pytest.mark.parametrize("drill", ["drill01", "drill02"])
-def test_each_run_gets_a_fresh_sandbox_with_only_its_inputs(drill, tmp_path, monkeypatch):
+def test_each_function_runs_in_a_fresh_sandbox_with_only_its_inputs(drill, tmp_path, monkeypatch):
     monkeypatch.setattr(gd, "Sandbox", RecordingSandbox)
     RecordingSandbox.seen = []
     report = gd.grade(drill, SOLUTIONS / FILES[drill], tmp_path / "work", seed=5)
@@ -325,25 +325,61 @@ def test_each_run_gets_a_fresh_sandbox_with_only_its_inputs(drill, tmp_path, mon
     build, *runs = RecordingSandbox.seen
     assert set(build) <= {FILES[drill], gd.SHIM_NAME, "driver.o"}, set(build)
     assert build[FILES[drill]] == (SOLUTIONS / FILES[drill]).read_bytes()
-    # Parse every input.bin back: exactly the arrays of one case in the mode's layout, nothing more.
+    # One run per function, holding the driver and that function's cases in order, nothing more.
+    given = []
+    for files in runs:
+        assert "driver" in files, set(files)
+        cases = {name: data for name, data in files.items() if name != "driver"}
+        assert list(cases) == [f"case{k}.bin" for k in range(len(cases))], list(cases)
+        given.append(list(cases.values()))
     if drill == "drill01":
         cases = gd.drill01_cases(5)
-        expected = {gd.drill01_input(mode, case) for mode in gd.DRILL01_INPUTS for case in cases}
-        assert len(runs) == 3 * len(cases)
+        expected = [[gd.drill01_input(mode, case) for case in cases] for mode in gd.DRILL01_INPUTS]
+        assert sorted(given) == sorted(expected)
     else:
         cases = gd.drill02_cases(5)
-        expected = {gd.schedule_input(c) for c in cases} | {gd.tile_input(c) for c in cases} | {
-            gd.ops_job(gd.operator_samples(cases, 5)).inputs["input.bin"]}
-        assert len(runs) == 1 + len(gd.tree_sizes(5)) + 4 * len(cases)
-    for files in runs:
-        assert set(files) <= {"driver", "input.bin"} and "driver" in files, set(files)
-    given = [files["input.bin"] for files in runs if "input.bin" in files]
-    assert set(given) == expected
-    if drill == "drill02":
+        schedule = [gd.schedule_input(c) for c in cases]
+        expected = [[gd.ops_job(gd.operator_samples(cases, 5)).data], [], [gd.tile_input(c) for c in cases],
+                    schedule, schedule, schedule]  # tree: sizes on the command line, no file
+        assert sorted(given) == sorted(expected)
         for case in cases:  # a schedule run gets no carry, a tile run gets it
             words = words_of(gd.schedule_input(case))
             assert words == [len(case.flags), *case.flags, *case.values]
-        assert sum("input.bin" not in files for files in runs) == len(gd.tree_sizes(5))  # tree: a size, no file
+
+
+CRASH_ON_ONE = """
+#include <cstddef>
+#include <cstdlib>
+void exclusive_to_inclusive(const long long* in, const long long* excl, long long* incl, std::size_t n) {
+    if (n == 1) std::abort();  // only the one-element case
+    for (std::size_t i = 0; i < n; ++i) incl[i] = excl[i] + in[i];
+}
+void inclusive_to_exclusive(const long long* incl, long long* excl, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) excl[i] = i ? incl[i - 1] : 0;
+}
+long long total_from_exclusive(const long long* in, const long long* excl, std::size_t n) {
+    return n ? excl[n - 1] + in[n - 1] : 0;
+}
+"""
+
+
+@slow
+def test_a_run_that_dies_part_way_is_repeated_case_by_case(tmp_path, monkeypatch):
+    """The crash loses the whole run's dumps; case by case, every other case is judged and passes."""
+    monkeypatch.setattr(gd, "Sandbox", RecordingSandbox)
+    RecordingSandbox.seen = []
+    source = tmp_path / FILES["drill01"]
+    source.write_text(CRASH_ON_ONE)
+    report = gd.grade("drill01", source, tmp_path / "work", seed=5)
+    cases = gd.drill01_cases(5)
+    failed = report.check("exclusive_to_inclusive")
+    assert not failed.passed and "SIGABRT" in failed.feedback, failed.feedback
+    assert f"1 of {len(cases)} cases failed" in failed.feedback, failed.feedback
+    assert "one element: n=1" in failed.feedback
+    assert report.check("inclusive_to_exclusive").passed and report.check("total_from_exclusive").passed
+    # Three runs of all the cases, then one run per case of the function that crashed.
+    sizes = sorted(len(files) - 1 for files in RecordingSandbox.seen[1:])
+    assert sizes == [1] * len(cases) + [len(cases)] * 3, sizes
 
 
 def transformed(drill: str, old: str, new: str) -> str:
