@@ -58,6 +58,7 @@ LEFT_OUT = {
     "harness/planted": "near-solutions with one planted mistake each",
     "harness/gradescope": "the instructor's Gradescope autograder",
     "harness/student-release.py": "this script: it reads solutions/",
+    "harness/bench-class.py": "the instructor's grading benchmark: it builds a class from solutions/ and the corpus",
     "harness/test_drills.py": "grades and runs solutions/, and quotes them",
     "harness/test_day31_exercise.py": "grades solutions/day31_shift_then_scan.cu and quotes it",
     "harness/test_grade_cli.py": "grades solutions/01_exclusive_to_inclusive.cpp",

@@ -194,7 +194,7 @@ def test_a_toolchain_outside_usr_is_reachable(monkeypatch):
         base.chmod(0o755)
         monkeypatch.setenv("CXX", str(wrapper))
         monkeypatch.setattr(sandbox, "_PROBED", {})
-        assert str(base) in sandbox._extra_tool_dirs()
+        assert str(base) in sandbox.toolchain_dirs()
         with Sandbox() as box:
             out = box.run([str(wrapper), "--version"], QUICK)
         assert out.ok, out.describe() + out.stderr

@@ -14,11 +14,12 @@
 //       harness's own tiny module (drivers/day31_probe.cu) loaded and run.
 //       Exit 0 usable; 3 not, with one line saying why. Needs no student code.
 //   day31_runner --fatbin MODULE.fatbin --input IN0.f32 [--input IN1.f32 ...]
-//                --tasks 0:32:0,0:32:1,... [--guard WORDS]
+//                --tasks 0:32:0,0:32:1,... [--guard WORDS] [--launch-limit SECONDS]
 //       IN.f32: raw little-endian float32 input (n = size / 4, n >= 1). A task
 //       C:BLOCK:K launches kernel K (0 scanExclusiveScanThenShift, 1
 //       scanExclusiveShiftThenScan) on input C (the C-th --input, from 0) with
 //       BLOCK threads and ceil(n / BLOCK) blocks. Tasks run in the order given.
+//       A launch still running after SECONDS (default 2) ends the process.
 //
 // Files written in the working folder (little-endian; str = u32 length + bytes):
 //   module.bin: "D31MOD01", u32 CUresult of loading the module, str error
@@ -45,17 +46,21 @@
 // Exit status: 0 every task done (whatever the results); 1 the runner itself
 // failed (a file, an allocation); 2 bad command line; 3 (--probe only) no
 // usable GPU; 4 stopped after a CUDA error (a crash poisons the context: the
-// grader starts a fresh process for the tasks left) or the module did not load.
+// grader starts a fresh process for the tasks left) or the module did not load;
+// 5 a launch ran past --launch-limit (the task stays marked "launched"; ending
+// the process destroys the context, which stops the kernel).
 
 #include <cuda.h>
 #include <cxxabi.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -65,6 +70,7 @@ constexpr int kExitRunner = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitNoGpu = 3;
 constexpr int kExitStopped = 4;
+constexpr int kExitHung = 5;
 
 constexpr uint32_t kPoison = 0xFFFFFFFFu;
 constexpr uint32_t kSentenceCapacity = 4096;  // day31_exports.cuh: ScanlabText::bytes
@@ -321,8 +327,26 @@ std::string taskFile(const Task& t) {
            ".bin";
 }
 
+// Waits for the launch like cuCtxSynchronize, but sleeps between polls and gives up after
+// `limit` seconds: a kernel that never ends costs the grader the limit, not the run's.
+CUresult waitForLaunch(double limit, bool& ranOut) {
+    const auto start = std::chrono::steady_clock::now();
+    auto pause = std::chrono::microseconds(20);
+    for (;;) {
+        const CUresult r = ::cuStreamQuery(nullptr);
+        if (r != CUDA_ERROR_NOT_READY) return r == CUDA_SUCCESS ? ::cuCtxSynchronize() : r;
+        const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+        if (waited.count() > limit) {
+            ranOut = true;
+            return CUDA_SUCCESS;
+        }
+        std::this_thread::sleep_for(pause);
+        if (pause < std::chrono::milliseconds(2)) pause *= 2;
+    }
+}
+
 // One launch. False when a CUDA error ended it (the context may be unusable now).
-bool runTask(const Task& t, CUfunction kernel, const Buffers& b, const std::vector<float>& input) {
+bool runTask(const Task& t, CUfunction kernel, const Buffers& b, const std::vector<float>& input, double limit) {
     const size_t n = input.size();
     const size_t tiles = (n + t.block - 1) / t.block;
     const std::string path = taskFile(t);
@@ -357,7 +381,14 @@ bool runTask(const Task& t, CUfunction kernel, const Buffers& b, const std::vect
     void* params[] = {&in, &out, &totals, &count};
     r = ::cuLaunchKernel(kernel, unsigned(tiles), 1, 1, t.block, 1, 1, 0, nullptr, params, nullptr);
     if (r != CUDA_SUCCESS) return failed(r, "launching the kernel");
-    r = ::cuCtxSynchronize();
+    bool ranOut = false;
+    r = waitForLaunch(limit, ranOut);
+    if (ranOut) {
+        std::fprintf(stderr, "day31_runner: %s with %u threads ran past the launch limit of %g s\n",
+                     kKernelNames[t.kernel], t.block, limit);
+        std::fflush(stderr);
+        std::_Exit(kExitHung);  // the task file still says "launched"
+    }
     if (r != CUDA_SUCCESS) return failed(r, "running the kernel");
 
     std::vector<float> outWords(b.guard + n + b.guard), totalsWords(b.guard + tiles + b.guard),
@@ -376,7 +407,7 @@ bool runTask(const Task& t, CUfunction kernel, const Buffers& b, const std::vect
 }
 
 int grade(const std::string& fatbin, const std::vector<std::string>& inputPaths, const std::vector<Task>& tasks,
-          size_t guard) {
+          size_t guard, double limit) {
     std::vector<std::vector<float>> inputs;
     for (const std::string& path : inputPaths) {
         const std::vector<char> raw = readFile(path);
@@ -419,7 +450,7 @@ int grade(const std::string& fatbin, const std::vector<std::string>& inputPaths,
     need(::cuMemAlloc(&b.totals, b.totalsWords() * sizeof(float)), "allocating block_totals");
 
     for (const Task& t : tasks) {
-        if (!runTask(t, kernels[t.kernel], b, inputs[t.input])) return kExitStopped;
+        if (!runTask(t, kernels[t.kernel], b, inputs[t.input], limit)) return kExitStopped;
     }
     return kExitDone;
 }
@@ -431,6 +462,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> inputs;
     bool probing = false;
     size_t guard = 1024;
+    double limit = 2.0;
     for (int a = 1; a < argc; ++a) {
         const std::string flag = argv[a];
         if (flag == "--probe") {
@@ -450,16 +482,21 @@ int main(int argc, char** argv) {
             const unsigned long words = std::strtoul(value.c_str(), &rest, 10);
             if (*rest != '\0' || words < 1 || words > (1u << 20)) stop(kExitUsage, "bad --guard " + value);
             guard = words;
+        } else if (flag == "--launch-limit") {
+            char* rest = nullptr;
+            const double seconds = std::strtod(value.c_str(), &rest);
+            if (*rest != '\0' || !(seconds > 0 && seconds <= 600)) stop(kExitUsage, "bad --launch-limit " + value);
+            limit = seconds;
         } else {
             stop(kExitUsage, "unknown flag " + flag);
         }
     }
     const char* usage = "usage: day31_runner --probe --fatbin PROBE.fatbin | "
                         "day31_runner --fatbin MODULE.fatbin --input IN.f32 [--input ...] --tasks INPUT:BLOCK:K,... "
-                        "[--guard WORDS]";
+                        "[--guard WORDS] [--launch-limit SECONDS]";
     if (fatbin.empty()) stop(kExitUsage, usage);
     if (probing) return probe(fatbin);
     std::vector<Task> tasks;
     if (inputs.empty() || !parseTasks(taskList, inputs.size(), tasks)) stop(kExitUsage, usage);
-    return grade(fatbin, inputs, tasks, guard);
+    return grade(fatbin, inputs, tasks, guard, limit);
 }

@@ -30,9 +30,9 @@ TOP = ("setup.sh", "run_autograder")  # Gradescope looks for these at the root o
 FOLDERS = ("harness", "exercises")
 # Left out of harness/ and exercises/: tests and their data (planted mistakes, the corpus,
 # which holds correct submissions), caches, and anything a build or an editor leaves.
-EXCLUDED = ("harness/test_*.py", "harness/conftest.py", "harness/pytest.ini", "harness/requirements.txt",
-            "harness/planted", "harness/corpus", "*/__pycache__", "*.pyc", "*/.pytest_cache", "*/.mypy_cache",
-            "*~", "*.swp", "*/.DS_Store", "*.o", "*.fatbin")
+EXCLUDED = ("harness/test_*.py", "harness/bench-class.py", "harness/conftest.py", "harness/pytest.ini",
+            "harness/requirements.txt", "harness/planted", "harness/corpus", "*/__pycache__", "*.pyc",
+            "*/.pytest_cache", "*/.mypy_cache", "*~", "*.swp", "*/.DS_Store", "*.o", "*.fatbin")
 EXECUTABLE = {"setup.sh", "run_autograder", "harness/grade.py", "harness/gradescope/run_autograder.py",
               "harness/gradescope/make_autograder.py", "harness/gradescope/results_schema.py",
               "harness/gradescope/run_autograder", "harness/gradescope/setup.sh"}

@@ -58,7 +58,8 @@ from .build import cuda_gencode
 from .grading import MODES, Report, compare_exact, reproduce_line, require_points, show
 from .paths import REPO
 from .run import run_process
-from .sandbox import COMPILE_LIMITS, GPU_LIMITS, INSIDE as INSIDE_SCRATCH, Outcome, Sandbox
+from .sandbox import (COMPILE_LIMITS, GPU_LIMITS, INSIDE as INSIDE_SCRATCH, Outcome, Sandbox,
+                      toolchain_dirs)
 
 BLOCKS = (32, 64, 256, 1024)
 PAGE_N = 1_049_187
@@ -110,6 +111,11 @@ DEVICE_FLAGS = ("-std=c++17", "-O3", "-fatbin")
 # takes longer to make): a run past this is a kernel that never ends. Waiting blocks rather
 # than spins, so the CPU limit is slack.
 RUN_LIMITS = dataclasses.replace(GPU_LIMITS, cpu_s=20, wall_s=20)
+# The runner's own limit per launch (a launch takes milliseconds): a kernel that never ends
+# costs this much of the GPU's time, not the whole run's limit. The runner runs no student host
+# code, so its status 5 (RUNNER_HUNG) is the harness's own word.
+LAUNCH_LIMIT_S = 2.0
+RUNNER_HUNG = 5
 
 
 # ---- inputs ----------------------------------------------------------------
@@ -729,7 +735,10 @@ def outside_includes(deps: str, scratch: Path) -> list[str]:
     what keeps `#include "/path/to/the/repo/solutions/..."` from building.
     """
     words = deps.replace("\\\n", " ").replace("\\ ", "\0").split()
-    allowed = ("/usr/", f"{INSIDE_SCRATCH}/", f"{scratch}/", *(f"{d}/" for d in _toolkit_dirs()))
+    # The host compiler's own headers may live outside /usr (a g++ in /opt/gcc): the sandbox binds
+    # those toolchain folders read-only, and a header there is the system's, not another file.
+    tools = [*_toolkit_dirs(), *toolchain_dirs()]
+    allowed = ("/usr/", f"{INSIDE_SCRATCH}/", f"{scratch}/", *(f"{d}/" for d in tools))
     found = []
     for word in words[1:]:  # words[0] is the target ("module.fatbin:")
         path = word.replace("\0", " ")
@@ -842,7 +851,7 @@ def run_cases(runner: Path, fatbin: bytes, inputs: list[Case],
                 break
             tasks = ",".join(f"{c}:{block}:{KERNELS.index(kernel)}" for c, block, kernel in pending)
             outcome = box.run([f"./{RUNNER}", "--fatbin", MODULE, *input_args, "--tasks", tasks,
-                               "--guard", str(GUARD)], RUN_LIMITS)
+                               "--guard", str(GUARD), "--launch-limit", f"{LAUNCH_LIMIT_S:g}"], RUN_LIMITS)
             printed.kept += len(outcome.stdout.encode())
             printed.discarded += outcome.output_dropped
             raw = box.get("module.bin")
@@ -861,10 +870,16 @@ def run_cases(runner: Path, fatbin: bytes, inputs: list[Case],
                 record = parse_task(raw)
                 launch = record.launch
                 if record.state == TASK_LAUNCHED:  # the process ended inside this launch
-                    launch.error = f"did not finish: {outcome.describe()}"
-                    if outcome.limit:
-                        launch.error += " (a hang: a barrier some lanes never reach, or a loop that never ends?)"
-                        hung[kernel] = f"{outcome.describe()} at {block} threads"
+                    hang = " (a hang: a barrier some lanes never reach, or a loop that never ends?)"
+                    if outcome.returncode == RUNNER_HUNG and not outcome.limit:
+                        said = f"time limit {LAUNCH_LIMIT_S:g} s per launch exceeded"
+                        launch.error = f"did not finish: {said}{hang}"
+                        hung[kernel] = f"{said} at {block} threads"
+                    else:
+                        launch.error = f"did not finish: {outcome.describe()}"
+                        if outcome.limit:
+                            launch.error += hang
+                            hung[kernel] = f"{outcome.describe()} at {block} threads"
                 elif record.state == TASK_NO_SUCH_KERNEL:
                     launch.error = missing_kernel_message(kernel, info.functions if info else [])
                 launches[c][block][kernel] = launch

@@ -190,7 +190,7 @@ def _system_binds() -> list[str]:
     return args
 
 
-def _extra_tool_dirs() -> list[str]:
+def toolchain_dirs() -> list[str]:
     """Toolchain folders outside /usr (a CUDA under /opt, a g++ in /opt/gcc), read-only.
 
     Both the folder the tool is found in and the one its links lead to: the
@@ -212,7 +212,7 @@ def _hidden_under_binds() -> list[str]:
     """The repository, if it happens to live under a folder the sandbox binds: cover it."""
     covered = []
     repo = str(REPO.resolve())
-    for bound in ["/usr", *_extra_tool_dirs()]:
+    for bound in ["/usr", *toolchain_dirs()]:
         if repo == bound or repo.startswith(bound.rstrip("/") + "/"):
             covered += ["--tmpfs", repo]
     return covered
@@ -230,7 +230,7 @@ def _gpu_binds() -> list[str]:
 
 def _inside_env(gpu: bool) -> dict[str, str]:
     path = "/usr/local/cuda/bin:/usr/local/bin:/usr/bin:/bin"
-    for extra in _extra_tool_dirs():
+    for extra in toolchain_dirs():
         path = f"{extra}/bin:{path}"
     env = {"PATH": path, "HOME": INSIDE, "TMPDIR": "/tmp", "LANG": "C.UTF-8"}
     if gpu:
@@ -259,7 +259,7 @@ def _limit_prefix(limits: Limits, cgroup: bool) -> list[str]:
 
 def _bwrap_argv(bwrap: str, scratch: Path, uid: int, gpu: bool, command: list[str], root: bool) -> list[str]:
     argv = [bwrap, *_system_binds()]
-    for extra in _extra_tool_dirs():
+    for extra in toolchain_dirs():
         # Parents first, searchable: bubblewrap would make them 0700, closed to the run's uid.
         for parent in reversed(Path(extra).parents[:-1]):
             argv += ["--perms", "0755", "--dir", str(parent)]
