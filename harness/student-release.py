@@ -58,6 +58,8 @@ LEFT_OUT = {
     "harness/planted": "near-solutions with one planted mistake each",
     "harness/gradescope": "the instructor's Gradescope autograder",
     "harness/student-release.py": "this script: it reads solutions/",
+    "harness/scanlab/scan_counts.py": "drill 03's counter: run, it prints every answer (the release's grade.py "
+                                      "drill03 checks the form of the answers only)",
     "harness/bench-class.py": "the instructor's grading benchmark: it builds a class from solutions/ and the corpus",
     "harness/test_drills.py": "grades and runs solutions/, and quotes them",
     "harness/test_day31_exercise.py": "grades solutions/day31_shift_then_scan.cu and quotes it",
@@ -185,6 +187,9 @@ def main(argv: list[str]) -> int:
     (out / "harness").mkdir()
     for name in RELEASED_HARNESS + RELEASED_TESTS:
         copy_entry(HARNESS / name, out / "harness" / name)
+    for name in LEFT_OUT:  # files left out of a folder that is released
+        if (out / name).is_file():
+            (out / name).unlink()
 
     ini = out / "harness" / "pytest.ini"
     text = ini.read_text()

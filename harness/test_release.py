@@ -121,6 +121,20 @@ def test_release_holds_no_drill03_answer(release):
 
 
 @slow
+def test_release_has_no_drill03_counter_and_its_grader_checks_the_form_only(release, tmp_path):
+    """The counter would print every answer: it stays out, and grade.py drill03 says what it cannot check."""
+    out, _ = release
+    assert not (out / "harness" / "scanlab" / "scan_counts.py").exists()
+    answered = tmp_path / "03_scan_analysis.md"
+    answered.write_text((SOLUTIONS / "03_scan_analysis.md").read_text())
+    proc = run([sys.executable, out / "harness" / "grade.py", "drill03", answered], out)
+    assert proc.returncode == 1, describe(proc)  # nothing can pass without the counts
+    assert proc.stdout.count("), not checked here") == 25 and "Traceback" not in proc.stderr, describe(proc)
+    starter = run([sys.executable, out / "harness" / "grade.py", "drill03", out / "exercises" / answered.name], out)
+    assert starter.stdout.count("not answered") == 25 and "), not checked here" not in starter.stdout, describe(starter)
+
+
+@slow
 def test_release_make_run_passes_and_says_nothing_of_solutions(release, tmp_path):
     out, _ = release
     proc = run(["make", "run", f"PYTHON={sys.executable}", f"BUILD={tmp_path}"], out)
