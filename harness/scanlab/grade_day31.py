@@ -607,8 +607,8 @@ def _cuda_root() -> Path | None:
     return Path(nvcc).resolve().parent.parent if nvcc else None
 
 
-def runner_command() -> list[str]:
-    """How the runner is built: host C++ against the driver API only (cuda.h, -lcuda)."""
+def runner_command(source: Path = RUNNER_SOURCE) -> list[str]:
+    """How a runner is built: host C++ against the driver API only (cuda.h, -lcuda)."""
     cxx = shutil.which("g++") or shutil.which("c++")
     if cxx is None:
         raise HarnessBuildError("no C++ compiler (g++) on PATH to build the grader's GPU runner")
@@ -626,7 +626,7 @@ def runner_command() -> list[str]:
             if stubs.is_dir():
                 flags.append(f"-L{stubs}")
                 break
-    return [cxx, *flags, "-o", "OUT", str(RUNNER_SOURCE), "-lcuda"]
+    return [cxx, *flags, "-o", "OUT", str(source), "-lcuda"]
 
 
 def build_runner() -> Path:

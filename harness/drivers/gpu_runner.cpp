@@ -1,0 +1,565 @@
+// Harness-owned GPU runner for the stretch drills (exercises/04_*, 05_*, 06_*): a
+// plan-driven version of day31_runner.cpp.
+//
+// Host code of the harness only. It loads the DEVICE code the grader compiled from
+// a submission (a fatbin: no host code of the submission exists in it), and follows
+// a plan the grader wrote: per task, allocate and fill buffers, launch kernels by
+// their mangled names, and copy the buffers back as raw bytes. It judges nothing;
+// harness/scanlab/gpu_plan.py writes the plan and reads what this leaves.
+//
+//   gpu_runner --plan PLAN [--tasks I,J,...] [--launch-limit SECONDS]
+//
+// PLAN is text, one directive a line ('#' starts a comment):
+//   module FILE                         the fatbin (once, first)
+//   task                                starts a task (numbered from 0 in plan order)
+//   buffer NAME TYPE COUNT GUARD INIT   a device buffer of GUARD + COUNT + GUARD words of
+//                                       TYPE (u8 i32 u32 f32 i64 u64 f64); the guard words
+//                                       and, for INIT = poison, the COUNT words are all ones
+//                                       bits (a NaN for floats); INIT = zero, or file:PATH
+//                                       (exactly COUNT words, raw little-endian)
+//   launch KERNEL GRID BLOCK SHARED ARG...
+//                                       cuLaunchKernel(KERNEL, GRID blocks, BLOCK threads,
+//                                       SHARED dynamic bytes); ARG is @NAME (the device
+//                                       address of NAME's first word after its guard) or
+//                                       TYPE:VALUE (u32 i32 u64 i64 f32)
+//   dump NAME...                        after the task's last launch, copy these back
+//   end                                 ends the task
+// Buffers belong to their task: allocated, filled and freed there, so no task sees
+// what an earlier one left in device memory.
+//
+// Files written in the working folder (little-endian; str = u32 length + bytes):
+//   module.bin: "GPRMOD01", u32 CUresult of loading the module, str error name, str
+//     error text; when it loaded: u32 count and per kernel: str mangled, str demangled.
+//   task-I.bin: "GPRTSK01", u32 state (0 started and never finished, 1 finished,
+//     2 a CUDA error, 3 a kernel missing from the module), u32 the launch it reached
+//     (its index in the task), u32 CUresult, str error name, str error text, str the
+//     step that failed; when finished, per dumped buffer: u64 byte count, the bytes
+//     (guards included). The "started" version is written first and replaced (by a
+//     rename) when the task ends, so a process killed inside a task leaves it marked.
+//
+// Exit status: 0 every task done (whatever the results); 1 the runner itself failed;
+// 2 a bad command line or plan; 4 stopped after a CUDA error (the context may be
+// spoiled: the grader starts a fresh process for the tasks left) or the module did
+// not load; 5 a launch ran past --launch-limit (its task stays "started"; ending the
+// process destroys the context, which stops the kernel).
+
+#include <cuda.h>
+#include <cxxabi.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr int kExitDone = 0;
+constexpr int kExitRunner = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitStopped = 4;
+constexpr int kExitHung = 5;
+constexpr size_t kMostNameBytes = 400;
+constexpr uint32_t kMostKernelsListed = 64;
+constexpr uint64_t kMostBufferBytes = 8ull << 30;
+
+enum TaskState : uint32_t { kStarted = 0, kFinished = 1, kCudaError = 2, kNoSuchKernel = 3 };
+
+[[noreturn]] void stop(int status, const std::string& line) {
+    std::fprintf(stderr, "gpu_runner: %s\n", line.c_str());
+    std::exit(status);
+}
+
+std::string errorName(CUresult r) {
+    const char* name = nullptr;
+    return ::cuGetErrorName(r, &name) == CUDA_SUCCESS && name != nullptr ? name : "CUDA error " + std::to_string(r);
+}
+
+std::string errorText(CUresult r) {
+    const char* text = nullptr;
+    return ::cuGetErrorString(r, &text) == CUDA_SUCCESS && text != nullptr ? text : "unknown error";
+}
+
+void need(CUresult r, const std::string& what) {
+    if (r != CUDA_SUCCESS) stop(kExitRunner, what + " failed: " + errorName(r) + " (" + errorText(r) + ")");
+}
+
+// Binary output, written whole to NAME.tmp and renamed to NAME when closed.
+class Writer {
+public:
+    explicit Writer(std::string path) : path_(std::move(path)), temporary_(path_ + ".tmp") {
+        file_ = std::fopen(temporary_.c_str(), "wb");
+        if (file_ == nullptr) stop(kExitRunner, "cannot write " + temporary_ + ": " + std::strerror(errno));
+    }
+    Writer(const Writer&) = delete;
+    Writer& operator=(const Writer&) = delete;
+    ~Writer() {
+        if (file_ != nullptr) std::fclose(file_);
+    }
+    void bytes(const void* data, size_t count) {
+        if (count > 0 && std::fwrite(data, 1, count, file_) != count) {
+            stop(kExitRunner, "writing " + temporary_ + " failed: " + std::strerror(errno));
+        }
+    }
+    void u32(uint32_t v) { bytes(&v, sizeof v); }
+    void u64(uint64_t v) { bytes(&v, sizeof v); }
+    void str(const std::string& s) {
+        u32(uint32_t(s.size()));
+        bytes(s.data(), s.size());
+    }
+    void close() {
+        const int closed = std::fclose(file_);
+        file_ = nullptr;
+        if (closed != 0 || std::rename(temporary_.c_str(), path_.c_str()) != 0) {
+            stop(kExitRunner, "finishing " + path_ + " failed: " + std::strerror(errno));
+        }
+    }
+
+private:
+    std::string path_;
+    std::string temporary_;
+    FILE* file_ = nullptr;
+};
+
+std::vector<char> readFile(const std::string& path) {
+    FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) stop(kExitRunner, "cannot read " + path + ": " + std::strerror(errno));
+    std::vector<char> data;
+    char chunk[1 << 16];
+    size_t got = 0;
+    while ((got = std::fread(chunk, 1, sizeof chunk, f)) > 0) data.insert(data.end(), chunk, chunk + got);
+    const bool failed = std::ferror(f) != 0;
+    std::fclose(f);
+    if (failed) stop(kExitRunner, "reading " + path + " failed");
+    return data;
+}
+
+std::string demangle(const char* mangled) {
+    int status = 0;
+    char* plain = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+    std::string result = status == 0 && plain != nullptr ? plain : "";
+    std::free(plain);
+    if (result.size() > kMostNameBytes) result.resize(kMostNameBytes);
+    return result;
+}
+
+// ---- the plan --------------------------------------------------------------------
+
+size_t typeBytes(const std::string& type) {
+    if (type == "u8") return 1;
+    if (type == "i32" || type == "u32" || type == "f32") return 4;
+    if (type == "i64" || type == "u64" || type == "f64") return 8;
+    return 0;
+}
+
+struct BufferSpec {
+    std::string name;
+    size_t width = 0;  // bytes a word
+    uint64_t count = 0;
+    uint64_t guard = 0;
+    std::string init;  // zero | poison | file:PATH
+    uint64_t words() const { return guard + count + guard; }
+};
+
+struct Arg {
+    std::string buffer;  // non-empty: @buffer
+    std::vector<unsigned char> value;
+};
+
+struct Launch {
+    std::string kernel;
+    unsigned grid = 0, block = 0, shared = 0;
+    std::vector<Arg> args;
+};
+
+struct Task {
+    std::vector<BufferSpec> buffers;
+    std::vector<Launch> launches;
+    std::vector<std::string> dumps;
+};
+
+struct Plan {
+    std::string module;
+    std::vector<Task> tasks;
+};
+
+[[noreturn]] void badPlan(size_t line, const std::string& why) {
+    stop(kExitUsage, "plan line " + std::to_string(line) + ": " + why);
+}
+
+uint64_t number(const std::string& text, size_t line, uint64_t most) {
+    char* rest = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(text.c_str(), &rest, 10);
+    if (text.empty() || *rest != '\0' || errno != 0 || text[0] == '-' || v > most) {
+        badPlan(line, "not a whole number up to " + std::to_string(most) + ": " + text);
+    }
+    return v;
+}
+
+Arg scalar(const std::string& word, size_t line) {
+    const size_t colon = word.find(':');
+    if (colon == std::string::npos) badPlan(line, "an argument is @BUFFER or TYPE:VALUE, not " + word);
+    const std::string type = word.substr(0, colon), text = word.substr(colon + 1);
+    Arg arg;
+    auto put = [&arg](const void* p, size_t n) {
+        const auto* b = static_cast<const unsigned char*>(p);
+        arg.value.assign(b, b + n);
+    };
+    char* rest = nullptr;
+    errno = 0;
+    if (type == "u32" || type == "u64") {
+        const unsigned long long v = std::strtoull(text.c_str(), &rest, 10);
+        if (text.empty() || text[0] == '-' || *rest != '\0' || errno != 0 ||
+            (type == "u32" && v > 0xFFFFFFFFull)) {
+            badPlan(line, "bad " + type + " " + text);
+        }
+        if (type == "u32") {
+            const uint32_t x = uint32_t(v);
+            put(&x, sizeof x);
+        } else {
+            const uint64_t x = v;
+            put(&x, sizeof x);
+        }
+    } else if (type == "i32" || type == "i64") {
+        const long long v = std::strtoll(text.c_str(), &rest, 10);
+        if (text.empty() || *rest != '\0' || errno != 0 || (type == "i32" && (v < INT32_MIN || v > INT32_MAX))) {
+            badPlan(line, "bad " + type + " " + text);
+        }
+        if (type == "i32") {
+            const int32_t x = int32_t(v);
+            put(&x, sizeof x);
+        } else {
+            const int64_t x = v;
+            put(&x, sizeof x);
+        }
+    } else if (type == "f32") {
+        const float x = std::strtof(text.c_str(), &rest);
+        if (text.empty() || *rest != '\0') badPlan(line, "bad f32 " + text);
+        put(&x, sizeof x);
+    } else {
+        badPlan(line, "unknown argument type " + type);
+    }
+    return arg;
+}
+
+Plan readPlan(const std::string& path) {
+    const std::vector<char> raw = readFile(path);
+    std::istringstream in(std::string(raw.begin(), raw.end()));
+    Plan plan;
+    Task* task = nullptr;
+    std::string text;
+    size_t line = 0;
+    while (std::getline(in, text)) {
+        ++line;
+        const size_t hash = text.find('#');
+        if (hash != std::string::npos) text.resize(hash);
+        std::istringstream words(text);
+        std::vector<std::string> w;
+        for (std::string word; words >> word;) w.push_back(word);
+        if (w.empty()) continue;
+        const std::string& what = w[0];
+        if (what == "module") {
+            if (w.size() != 2 || !plan.module.empty() || task != nullptr) badPlan(line, "module FILE, once, first");
+            plan.module = w[1];
+        } else if (what == "task") {
+            if (w.size() != 1 || task != nullptr) badPlan(line, "task takes no words, and tasks do not nest");
+            plan.tasks.emplace_back();
+            task = &plan.tasks.back();
+        } else if (what == "end") {
+            if (w.size() != 1 || task == nullptr) badPlan(line, "end without a task");
+            if (task->launches.empty()) badPlan(line, "a task without a launch");
+            task = nullptr;
+        } else if (task == nullptr) {
+            badPlan(line, what + " outside a task");
+        } else if (what == "buffer") {
+            if (w.size() != 6) badPlan(line, "buffer NAME TYPE COUNT GUARD INIT");
+            BufferSpec b;
+            b.name = w[1];
+            b.width = typeBytes(w[2]);
+            if (b.width == 0) badPlan(line, "unknown type " + w[2]);
+            b.count = number(w[3], line, kMostBufferBytes);
+            b.guard = number(w[4], line, 1u << 20);
+            b.init = w[5];
+            if (b.words() * b.width > kMostBufferBytes) badPlan(line, "buffer " + b.name + " is too large");
+            if (b.init != "zero" && b.init != "poison" && b.init.rfind("file:", 0) != 0) {
+                badPlan(line, "INIT is zero, poison or file:PATH, not " + b.init);
+            }
+            for (const BufferSpec& other : task->buffers) {
+                if (other.name == b.name) badPlan(line, "buffer " + b.name + " twice in a task");
+            }
+            task->buffers.push_back(b);
+        } else if (what == "launch") {
+            if (w.size() < 5) badPlan(line, "launch KERNEL GRID BLOCK SHARED ARG...");
+            Launch l;
+            l.kernel = w[1];
+            l.grid = unsigned(number(w[2], line, 0x7FFFFFFFull));
+            l.block = unsigned(number(w[3], line, 1024));
+            l.shared = unsigned(number(w[4], line, 227u * 1024u));
+            if (l.grid == 0 || l.block == 0) badPlan(line, "a launch needs at least one block of one thread");
+            for (size_t k = 5; k < w.size(); ++k) {
+                if (w[k][0] == '@') {
+                    const std::string name = w[k].substr(1);
+                    bool known = false;
+                    for (const BufferSpec& b : task->buffers) known = known || b.name == name;
+                    if (!known) badPlan(line, "no buffer " + name + " declared before this launch");
+                    Arg a;
+                    a.buffer = name;
+                    l.args.push_back(a);
+                } else {
+                    l.args.push_back(scalar(w[k], line));
+                }
+            }
+            task->launches.push_back(l);
+        } else if (what == "dump") {
+            for (size_t k = 1; k < w.size(); ++k) {
+                bool known = false;
+                for (const BufferSpec& b : task->buffers) known = known || b.name == w[k];
+                if (!known) badPlan(line, "no buffer " + w[k] + " to dump");
+                task->dumps.push_back(w[k]);
+            }
+        } else {
+            badPlan(line, "unknown directive " + what);
+        }
+    }
+    if (task != nullptr) badPlan(line, "the last task has no end");
+    if (plan.module.empty()) stop(kExitUsage, "the plan names no module");
+    if (plan.tasks.empty()) stop(kExitUsage, "the plan has no task");
+    return plan;
+}
+
+// ---- running it --------------------------------------------------------------------
+
+void openDevice() {
+    setenv("CUDA_MODULE_LOADING", "EAGER", 1);  // a module that cannot load says so when it loads
+    need(::cuInit(0), "cuInit");
+    int count = 0;
+    need(::cuDeviceGetCount(&count), "cuDeviceGetCount");
+    if (count == 0) stop(kExitRunner, "no CUDA device is visible");
+    CUdevice device = 0;
+    need(::cuDeviceGet(&device, 0), "cuDeviceGet");
+    ::cuDevicePrimaryCtxSetFlags(device, CU_CTX_SCHED_BLOCKING_SYNC);  // a preference: ignore a refusal
+    CUcontext context = nullptr;
+    need(::cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
+    need(::cuCtxSetCurrent(context), "cuCtxSetCurrent");
+}
+
+void describeModule(Writer& w, CUmodule module) {
+    unsigned int count = 0;
+    std::vector<CUfunction> functions;
+    if (::cuModuleGetFunctionCount(&count, module) == CUDA_SUCCESS && count > 0) {
+        functions.resize(count);
+        if (::cuModuleEnumerateFunctions(functions.data(), count, module) != CUDA_SUCCESS) functions.clear();
+    }
+    if (functions.size() > kMostKernelsListed) functions.resize(kMostKernelsListed);
+    std::vector<std::string> names;
+    for (CUfunction f : functions) {
+        const char* name = nullptr;
+        if (::cuFuncGetName(&name, f) == CUDA_SUCCESS && name != nullptr) names.push_back(name);
+    }
+    w.u32(uint32_t(names.size()));
+    for (std::string& name : names) {
+        std::string plain = demangle(name.c_str());
+        if (name.size() > kMostNameBytes) name.resize(kMostNameBytes);
+        w.str(name);
+        w.str(plain);
+    }
+}
+
+// Waits for the launch like cuCtxSynchronize, sleeping between polls; ranOut after `limit` s.
+CUresult waitForLaunch(double limit, bool& ranOut) {
+    const auto start = std::chrono::steady_clock::now();
+    auto pause = std::chrono::microseconds(20);
+    for (;;) {
+        const CUresult r = ::cuStreamQuery(nullptr);
+        if (r != CUDA_ERROR_NOT_READY) return r == CUDA_SUCCESS ? ::cuCtxSynchronize() : r;
+        const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+        if (waited.count() > limit) {
+            ranOut = true;
+            return CUDA_SUCCESS;
+        }
+        std::this_thread::sleep_for(pause);
+        if (pause < std::chrono::milliseconds(2)) pause *= 2;
+    }
+}
+
+struct Buffer {
+    BufferSpec spec;
+    CUdeviceptr base = 0;  // the first guard word
+    size_t bytes() const { return size_t(spec.words()) * spec.width; }
+    CUdeviceptr first() const { return base + spec.guard * spec.width; }
+};
+
+void header(Writer& w, TaskState state, uint32_t reached, CUresult r, const std::string& step) {
+    w.bytes("GPRTSK01", 8);
+    w.u32(state);
+    w.u32(reached);
+    w.u32(uint32_t(r));
+    w.str(r == CUDA_SUCCESS ? "" : errorName(r));
+    w.str(r == CUDA_SUCCESS ? "" : errorText(r));
+    w.str(step);
+}
+
+// One task. False when a CUDA error ended it (the context may be unusable now).
+bool runTask(size_t index, const Task& task, CUmodule module, double limit) {
+    const std::string path = "task-" + std::to_string(index) + ".bin";
+    {
+        Writer marker(path);
+        header(marker, kStarted, 0, CUDA_SUCCESS, "");
+        marker.close();
+    }
+    std::map<std::string, Buffer> buffers;
+    uint32_t reached = 0;
+    auto release = [&buffers]() {
+        for (auto& entry : buffers) {
+            if (entry.second.base != 0) ::cuMemFree(entry.second.base);
+        }
+    };
+    auto failed = [&](TaskState state, CUresult r, const std::string& step) {
+        Writer w(path);
+        header(w, state, reached, r, step);
+        w.close();
+        if (state == kCudaError) std::fprintf(stderr, "gpu_runner: task %zu: %s: %s\n", index, step.c_str(),
+                                              errorName(r).c_str());
+        release();
+        return state != kCudaError;  // a missing kernel leaves the context fine
+    };
+
+    for (const BufferSpec& spec : task.buffers) {
+        Buffer b;
+        b.spec = spec;
+        CUresult r = ::cuMemAlloc(&b.base, std::max<size_t>(b.bytes(), 1));
+        if (r != CUDA_SUCCESS) return failed(kCudaError, r, "allocating " + spec.name);
+        buffers[spec.name] = b;
+        r = ::cuMemsetD8(b.base, spec.init == "zero" ? 0 : 0xFF, b.bytes());
+        if (r == CUDA_SUCCESS && spec.init == "zero" && spec.guard > 0) {
+            r = ::cuMemsetD8(b.base, 0xFF, spec.guard * spec.width);
+            if (r == CUDA_SUCCESS) r = ::cuMemsetD8(b.first() + spec.count * spec.width, 0xFF, spec.guard * spec.width);
+        }
+        if (r == CUDA_SUCCESS && spec.init.rfind("file:", 0) == 0) {
+            const std::vector<char> data = readFile(spec.init.substr(5));
+            if (data.size() != spec.count * spec.width) {
+                stop(kExitUsage, spec.init.substr(5) + " holds " + std::to_string(data.size()) + " bytes; buffer " +
+                                     spec.name + " wants " + std::to_string(spec.count * spec.width));
+            }
+            r = ::cuMemcpyHtoD(b.first(), data.data(), data.size());
+        }
+        if (r != CUDA_SUCCESS) return failed(kCudaError, r, "filling " + spec.name);
+    }
+
+    for (const Launch& l : task.launches) {
+        CUfunction kernel = nullptr;
+        if (::cuModuleGetFunction(&kernel, module, l.kernel.c_str()) != CUDA_SUCCESS) {
+            return failed(kNoSuchKernel, CUDA_SUCCESS, l.kernel);
+        }
+        std::vector<CUdeviceptr> pointers(l.args.size());
+        std::vector<void*> params(l.args.size());
+        for (size_t k = 0; k < l.args.size(); ++k) {
+            if (!l.args[k].buffer.empty()) {
+                pointers[k] = buffers.at(l.args[k].buffer).first();
+                params[k] = &pointers[k];
+            } else {
+                params[k] = const_cast<unsigned char*>(l.args[k].value.data());
+            }
+        }
+        CUresult r = ::cuLaunchKernel(kernel, l.grid, 1, 1, l.block, 1, 1, l.shared, nullptr,
+                                      params.empty() ? nullptr : params.data(), nullptr);
+        if (r != CUDA_SUCCESS) return failed(kCudaError, r, "launching " + l.kernel);
+        bool ranOut = false;
+        r = waitForLaunch(limit, ranOut);
+        if (ranOut) {
+            std::fprintf(stderr, "gpu_runner: task %zu: %s ran past the launch limit of %g s\n", index,
+                         l.kernel.c_str(), limit);
+            std::fflush(stderr);
+            std::_Exit(kExitHung);  // the task file still says "started"
+        }
+        if (r != CUDA_SUCCESS) return failed(kCudaError, r, "running " + l.kernel);
+        ++reached;
+    }
+
+    std::vector<std::vector<char>> dumps;
+    for (const std::string& name : task.dumps) {
+        const Buffer& b = buffers.at(name);
+        dumps.emplace_back(b.bytes());
+        const CUresult r = ::cuMemcpyDtoH(dumps.back().data(), b.base, b.bytes());
+        if (r != CUDA_SUCCESS) return failed(kCudaError, r, "copying " + name + " back");
+    }
+    Writer w(path);
+    header(w, kFinished, reached, CUDA_SUCCESS, "");
+    for (const std::vector<char>& d : dumps) {
+        w.u64(d.size());
+        w.bytes(d.data(), d.size());
+    }
+    w.close();
+    release();
+    return true;
+}
+
+std::vector<size_t> parseTasks(const std::string& text, size_t tasks) {
+    std::vector<size_t> picked;
+    std::istringstream in(text);
+    for (std::string item; std::getline(in, item, ',');) {
+        char* rest = nullptr;
+        const unsigned long k = std::strtoul(item.c_str(), &rest, 10);
+        if (item.empty() || *rest != '\0' || k >= tasks) stop(kExitUsage, "bad --tasks entry " + item);
+        picked.push_back(k);
+    }
+    if (picked.empty()) stop(kExitUsage, "--tasks names no task");
+    return picked;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string planPath, taskList;
+    double limit = 2.0;
+    for (int a = 1; a < argc; ++a) {
+        const std::string flag = argv[a];
+        if (a + 1 >= argc) stop(kExitUsage, flag + " needs a value");
+        const std::string value = argv[++a];
+        if (flag == "--plan") {
+            planPath = value;
+        } else if (flag == "--tasks") {
+            taskList = value;
+        } else if (flag == "--launch-limit") {
+            char* rest = nullptr;
+            limit = std::strtod(value.c_str(), &rest);
+            if (*rest != '\0' || !(limit > 0 && limit <= 600)) stop(kExitUsage, "bad --launch-limit " + value);
+        } else {
+            stop(kExitUsage, "unknown flag " + flag);
+        }
+    }
+    if (planPath.empty()) stop(kExitUsage, "usage: gpu_runner --plan PLAN [--tasks I,J,...] [--launch-limit SECONDS]");
+    const Plan plan = readPlan(planPath);
+    std::vector<size_t> picked;
+    if (taskList.empty()) {
+        for (size_t k = 0; k < plan.tasks.size(); ++k) picked.push_back(k);
+    } else {
+        picked = parseTasks(taskList, plan.tasks.size());
+    }
+    const std::vector<char> image = readFile(plan.module);
+
+    openDevice();
+    CUmodule module = nullptr;
+    const CUresult loaded = ::cuModuleLoadData(&module, image.data());
+    {
+        Writer w("module.bin");
+        w.bytes("GPRMOD01", 8);
+        w.u32(uint32_t(loaded));
+        w.str(loaded == CUDA_SUCCESS ? "" : errorName(loaded));
+        w.str(loaded == CUDA_SUCCESS ? "" : errorText(loaded));
+        if (loaded == CUDA_SUCCESS) describeModule(w, module);
+        w.close();
+    }
+    if (loaded != CUDA_SUCCESS) stop(kExitStopped, "the module did not load: " + errorName(loaded));
+    for (size_t k : picked) {
+        if (!runTask(k, plan.tasks[k], module, limit)) return kExitStopped;
+    }
+    return kExitDone;
+}
