@@ -48,8 +48,13 @@ GRADERS = {
     "drill02": ("scanlab.grade_drills", "A05 drill 02: segmented scan through a tree (C++, CPU)", False),
     "drill03": ("scanlab.grade_drills", "A05 drill 03: work, depth and utilisation of the two scans (Markdown)",
                 False),
+    "drill06": ("scanlab.grade_stretch", "A05 stretch drill 06: partition on the scan of copy_if (CUDA, needs a "
+                "GPU)", True),
 }
-RUNS_CODE = {"day31", "drill01", "drill02"}  # drill03 is Markdown: nothing of it is executed
+RUNS_CODE = {"day31", "drill01", "drill02", "drill06"}  # drill03 is Markdown: nothing of it is executed
+# The stretch drills are graded one file at a time (`grade.py drill06 FILE`): optional work, they are
+# not columns of `grade.py class` or parts of the Gradescope autograder.
+STRETCH = {"drill06"}
 
 USAGE = ("usage: python3 harness/grade.py EXERCISE SUBMISSION [--seed S] [--json results.json] "
          "[--mode self-study|course] [--require-sandbox] [--keep DIR]\n"

@@ -299,14 +299,18 @@ def test_points_cover_every_check_of_every_grader():
     import grade
 
     assert set(points_table()) == set(grade.GRADERS)
+    from scanlab import grade_stretch
+
     every = {"day31": d31.CHECKS, "drill01": ["builds", *gd.DRILL01_CHECKS],
-             "drill02": ["builds", *gd.DRILL02_CHECKS], "drill03": list(gd.SLOTS03)}
+             "drill02": ["builds", *gd.DRILL02_CHECKS], "drill03": list(gd.SLOTS03),
+             "drill06": grade_stretch.CHECKS06}
     for exercise, names in every.items():
         assert list(points_table()[exercise]) == names, exercise  # the report's order, too
         require_points(exercise, names)
         if "builds" in names:
             assert points_table()[exercise]["builds"].points == 0  # shown, not scored
-    assert {e: max_score(e) for e in every} == {"day31": 7, "drill01": 3, "drill02": 11, "drill03": 25}
+    assert {e: max_score(e) for e in every} == {"day31": 7, "drill01": 3, "drill02": 11, "drill03": 25,
+                                                "drill06": 5}
 
 
 def write_points(tmp_path: Path, body: str) -> Path:

@@ -275,7 +275,7 @@ def build_results(root: Path, seed: int, started: float, log) -> tuple[dict, boo
     all_graded = True
     with tempfile.TemporaryDirectory(prefix="scanlab-autograder-") as private:
         os.chmod(private, 0o700)
-        for exercise in grade_cli.GRADERS:
+        for exercise in EXERCISE_FILES:  # the course's exercises: the stretch drills are not part of it
             got, line, graded = grade_one(found[exercise], gpu_problem, seed, Path(private), log)
             tests += got
             lines.append(line)
@@ -317,7 +317,8 @@ def prepare(seed: int) -> int:
     drivers on the way) so a missing tool fails the image build, not a student's submission."""
     print(isolation_line())
     failed = 0
-    for exercise, (_, _, needs_gpu) in grade_cli.GRADERS.items():
+    for exercise in EXERCISE_FILES:
+        needs_gpu = grade_cli.GRADERS[exercise][2]
         if needs_gpu:
             print(f"{exercise}: needs a GPU, graded elsewhere; worth {maximum(exercise):g} here")
             continue

@@ -1,0 +1,277 @@
+"""Graders of the A05 stretch drills that run on the GPU, through the trusted plan runner.
+
+Drill 06 (exercises/06_copy_if_partition.cu): the student writes partition's
+scatter. The grader compiles the submission's DEVICE code only (nvcc -fatbin, in
+the sandbox), with a harness wrapper that instantiates `partition_scatter` for the
+element types it tests, and runs that kernel through scanlab/gpu_plan.py on inputs
+it made itself: the values, a hidden predicate's 0/1 flags and their exclusive scan
+(the offsets), all computed here. No host code of the submission runs, and nothing
+the submission could read holds an expected output. Python then judges every word
+the runner copied back: the kept elements at the front in input order, the
+rejected ones at the back in reversed input order (the drill's documented order),
+the input untouched, and no word written outside out[0, n).
+
+    grade(exercise, submission, workdir, seed, mode, gpu_lock=None) -> Report
+"""
+
+from __future__ import annotations
+
+import random
+from array import array
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from . import env
+from .build import cuda_gencode
+from .grading import MODES, Report, require_points, reproduce_line
+from .sandbox import COMPILE_LIMITS, Sandbox
+
+MOST_SUBMISSION_BYTES = 1 << 20
+WRAPPER = "scanlab_stretch_wrapper.cu"
+MODULE = "module.fatbin"
+DEPENDENCIES = "deps.d"
+DEVICE_FLAGS = ("-std=c++17", "-O3", "-fatbin")
+GUARD = 256  # poisoned words either side of every buffer
+THREADS = 256  # the block size the grader launches the scatter with
+POISON32 = b"\xff" * 4
+
+# ---- drill 06 -----------------------------------------------------------------------
+
+SCATTER = "partition_scatter"
+# The element types graded, the C++ spelling, the runner's buffer type and the mangled kernel name
+# (Itanium ABI, as nvcc names device functions; harness/test_stretch.py checks them in a real fatbin).
+TYPES06 = {
+    "int32": ("int", "i32", "_Z17partition_scatterIiEvPKT_PKjS4_PS0_m", "i"),
+    "int64": ("long long", "i64", "_Z17partition_scatterIxEvPKT_PKjS4_PS0_m", "q"),
+}
+CHECK_FRONT = "partition: the kept elements at the front, in input order"
+CHECK_BACK = "partition: the rejected elements at the back, in reversed input order"
+CHECK_CLEAN = "partition: the input untouched and nothing written outside out[0, n)"
+CHECKS06 = ["builds", CHECK_FRONT, CHECK_BACK, CHECK_CLEAN]
+
+
+def wrapper06(name: str) -> str:
+    lines = ["// The drill 06 grader's wrapper: the submission, then the scatter instantiated for the",
+             "// grader's element types (device code only: nothing here runs on the host).",
+             "#define SCANLAB_GRADER 1", f'#include "{name}"', '#line 1 "scanlab_stretch_wrapper.cu"']
+    for spelled, _, _, _ in TYPES06.values():
+        lines.append(f"template __global__ void {SCATTER}<{spelled}>(const {spelled}*, const unsigned int*, "
+                     f"const unsigned int*, {spelled}*, size_t);")
+    return "\n".join(lines) + "\n"
+
+
+@dataclass(eq=False)
+class Case06:
+    label: str
+    type: str  # a key of TYPES06
+    values: list[int]
+    flags: list[int]
+    offsets: list[int] = field(init=False)
+
+    def __post_init__(self):
+        running, self.offsets = 0, []
+        for f in self.flags:
+            self.offsets.append(running)
+            running += f
+
+    @property
+    def kept(self) -> list[int]:
+        return [v for v, f in zip(self.values, self.flags) if f]
+
+    @property
+    def rejected(self) -> list[int]:
+        return [v for v, f in zip(self.values, self.flags) if not f]
+
+    def expected(self) -> list[int]:
+        return self.kept + self.rejected[::-1]
+
+
+PREDICATES = {  # hidden from the student: the scatter must work for any flags
+    "x > 0": lambda x: x > 0,
+    "x is even": lambda x: x % 2 == 0,
+    "x % 7 == 3": lambda x: x % 7 == 3,
+    "keep everything": lambda x: True,
+    "keep nothing": lambda x: False,
+}
+
+
+@lru_cache(maxsize=4)
+def cases06(seed: int) -> list[Case06]:
+    rng = random.Random(f"{seed}/drill06")
+    found = []
+    sizes = [(0, "empty"), (1, "one element"), (THREADS - 1, "a block minus one"), (THREADS, "one full block"),
+             (THREADS + 1, "a block plus one"), ((1 << 20) + 3, "2^20 + 3: many blocks, a partial last one"),
+             (rng.randrange(1000, 100_000), "a size drawn from the seed")]
+    for type_name in TYPES06:
+        for n, why in sizes:
+            for pred_name, pred in PREDICATES.items():
+                big = {"int32": ("x > 0", "keep everything"), "int64": ("x % 7 == 3",)}[type_name]
+                if n > 100_000 and pred_name not in big:
+                    continue  # a million elements three times is enough
+                # Never -1: all ones bits are the runner's poison, the mark of a slot never written.
+                small = [v if v != -1 else -51 for v in (rng.randint(-50, 50) for _ in range(n))]
+                flags = [1 if pred(v) else 0 for v in small]
+                # int64 values carry their index above bit 32 (the predicate reads the low part), so an
+                # element out of place never looks right, and a 32-bit copy of one loses it.
+                values = [(i << 32) + v for i, v in enumerate(small)] if type_name == "int64" else small
+                found.append(Case06(f"{type_name}, n={n} ({why}), predicate {pred_name}, seed {seed}",
+                                    type_name, values, flags))
+    return found
+
+
+def _pack(values: list[int], code: str) -> bytes:
+    return array(code, values).tobytes()
+
+
+def plan06(cases: list[Case06]):
+    from .gpu_plan import Plan
+
+    plan = Plan()
+    for case in cases:
+        spelled, kind, mangled, code = TYPES06[case.type]
+        n = len(case.values)
+        task = plan.task(case.label)
+        task.buffer("in", kind, n, GUARD, data=_pack(case.values, code))
+        task.buffer("flags", "u32", n, 0, data=_pack(case.flags, "I"))
+        task.buffer("offsets", "u32", n, 0, data=_pack(case.offsets, "I"))
+        task.buffer("out", kind, n, GUARD)
+        task.launch(mangled, max(1, -(-n // THREADS)), THREADS, ["@in", "@flags", "@offsets", "@out", f"u64:{n}"])
+        task.dump("in", "out")
+    return plan
+
+
+def _unpack(data: bytes, code: str) -> list[int]:
+    values = array(code)
+    values.frombytes(data)
+    return values.tolist()
+
+
+def judge06(case: Case06, dumps: dict[str, bytes]) -> tuple[str, str, str]:
+    """(front problem, back problem, side-effect problem), each "" when right; student-safe text."""
+    _, _, _, code = TYPES06[case.type]
+    width = array(code).itemsize
+    n, kept = len(case.values), sum(case.flags)
+    out_all, in_all = _unpack(dumps["out"], code), _unpack(dumps["in"], code)
+    poison = _unpack(b"\xff" * width, code)[0]
+    out = out_all[GUARD:GUARD + n]
+    expected = case.expected()
+
+    def first_wrong(lo: int, hi: int) -> str:
+        bad = [i for i in range(lo, hi) if out[i] != expected[i]]
+        if not bad:
+            return ""
+        i = bad[0]
+        got = "was never written" if out[i] == poison else f"holds {out[i]}"
+        where = ("the front, out[0, kept)" if i < kept else "the back, out[kept, n)")
+        return (f"{case.label}: {len(bad)} wrong slot(s) in {where} (kept = {kept}); first out[{i}], which "
+                f"{got}")
+
+    front = first_wrong(0, kept)
+    back = first_wrong(kept, n)
+    side = []
+    if in_all[GUARD:GUARD + n] != case.values or any(v != poison for v in in_all[:GUARD] + in_all[GUARD + n:]):
+        side.append(f"{case.label}: the input changed (in is read-only)")
+    stray = [k for k in (*range(GUARD), *range(GUARD + n, n + 2 * GUARD)) if out_all[k] != poison]
+    if stray:
+        side.append(f"{case.label}: wrote out[{stray[0] - GUARD}], outside out[0, n)")
+    return front, back, "; ".join(side)
+
+
+def diagnose06(case: Case06, dumps: dict[str, bytes]) -> str:
+    """The classic slips, recognised from the whole output."""
+    _, _, _, code = TYPES06[case.type]
+    out = _unpack(dumps["out"], code)[GUARD:GUARD + len(case.values)]
+    kept = sum(case.flags)
+    if out[kept:] == case.rejected and case.rejected != case.rejected[::-1]:
+        return ("the back holds the rejected elements in FORWARD order; the documented order is reversed: the "
+                "first rejected element goes to out[n - 1]. Of the i elements before in[i], offsets[i] were kept.")
+    if out[:kept] == case.kept and sorted(out[kept:]) == sorted(case.rejected):
+        return "every rejected element is in the back part, but not in the documented (reversed) order."
+    return ""
+
+
+def grade06(submission: Path, workdir: Path, seed: int, mode: str, gpu_lock=None) -> Report:
+    from .gpu_plan import run_plan
+
+    report = Report("drill06", submission.name, mode=mode)
+    report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce_line('drill06', submission, seed)}")
+    fatbin, why = compile_device(submission, wrapper06)
+    if fatbin is None:
+        report.add("builds", False, f"your file's device code did not compile:\n{why}")
+        for name in CHECKS06[1:]:
+            report.add(name, False, "not run: the submission did not build (see 'builds')")
+        return report
+    report.add("builds", True)
+    cases = cases06(seed)
+    results, module = run_plan(fatbin, plan06(cases), gpu_lock)
+    fronts, backs, sides, errors, diagnosis = [], [], [], [], ""
+    for case, result in zip(cases, results):
+        if result.error:
+            errors.append(f"{case.label}: {result.error}")
+            continue
+        front, back, side = judge06(case, result.dumps)
+        fronts += [front] if front else []
+        backs += [back] if back else []
+        sides += [side] if side else []
+        if (front or back) and not diagnosis:
+            diagnosis = diagnose06(case, result.dumps)
+    if module is not None and module.load_error:
+        errors = [f"your module did not load: {module.load_error}"]
+    shown = errors[:3] + ([f"... and {len(errors) - 3} more"] if len(errors) > 3 else [])
+    for name, lines in ((CHECK_FRONT, fronts), (CHECK_BACK, backs)):
+        text = "\n".join(shown + lines[:3] + ([f"... {len(lines)} failing cases in all"] if len(lines) > 3 else []))
+        if lines and diagnosis:
+            text += f"\n  likely cause: {diagnosis}"
+        report.add(name, not errors and not lines, text)
+    right = report.check(CHECK_FRONT).passed or report.check(CHECK_BACK).passed
+    if not right and not sides:  # a scatter that writes nothing has no stray write: not a point for free
+        report.add(CHECK_CLEAN, False, "not counted yet: this check counts once a part of the output is right.")
+    else:
+        report.add(CHECK_CLEAN, not sides and not errors, "\n".join(shown + sides[:3]))
+    return report
+
+
+# ---- compiling device code (shared by the stretch drills) ---------------------------------------
+
+def compile_device(submission: Path, wrapper) -> tuple[bytes | None, str]:
+    """(the fatbin, "") or (None, why): the submission's device code with the grader's wrapper, in a sandbox."""
+    from .grade_day31 import HarnessBuildError, _compiler_messages, outside_includes, scratch_name
+
+    data = submission.read_bytes()
+    if len(data) > MOST_SUBMISSION_BYTES:
+        return None, f"the file is {len(data)} bytes; a submission is at most {MOST_SUBMISSION_BYTES} bytes"
+    name = scratch_name(submission)
+    if name in (WRAPPER, MODULE):
+        name = "submission.cu"
+    nvcc = env.nvcc()
+    if nvcc is None:
+        raise HarnessBuildError("nvcc not found on PATH or in /usr/local/cuda/bin")
+    with Sandbox(gpu=False) as box:
+        box.put(name, data)
+        box.put(WRAPPER, wrapper(name).encode())
+        outcome = box.run([nvcc, *DEVICE_FLAGS, *cuda_gencode(), "-MD", "-MF", DEPENDENCIES, "-o", MODULE, WRAPPER],
+                          COMPILE_LIMITS)
+        fatbin = box.get(MODULE) if outcome.ok else None
+        if not fatbin:
+            return None, _compiler_messages(outcome)
+        deps = box.get(DEPENDENCIES)
+        outside = outside_includes(deps.decode("utf-8", "replace"), box.scratch) if deps else ["(unknown)"]
+        if outside:
+            return None, (f"your file includes {outside[0]}: a submission is one file, and may include the "
+                          "system's and CUDA's headers only.")
+        return fatbin, ""
+
+
+GRADERS = {"drill06": grade06}
+require_points("drill06", CHECKS06)
+
+
+def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str = "self-study",
+          gpu_lock=None) -> Report:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    return GRADERS[exercise](submission, workdir, seed, mode, gpu_lock)
+
+
+__all__ = ["grade", "cases06", "plan06", "judge06", "diagnose06", "compile_device", "TYPES06"]

@@ -1,0 +1,101 @@
+"""The stretch drills' GPU grader (scanlab/grade_stretch.py), drill 06: partition on copy_if's scan.
+
+CPU: the submission's device code compiles with the grader's wrapper, in the
+sandbox, and the fatbin holds the kernels under the names the plan launches; the
+judging of made-up runner dumps (right, the starter's forward-ordered back part, a
+stray store, a changed input). GPU: the solution passes every check and the starter
+fails the back part with the diagnosis its mistake deserves.
+"""
+
+from __future__ import annotations
+
+from array import array
+from pathlib import Path
+
+import pytest
+
+from scanlab import grade_stretch as gs
+from scanlab.grading import Report
+
+REPO = Path(__file__).resolve().parent.parent
+FILE06 = "06_copy_if_partition.cu"
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("folder", ["solutions", "exercises"])
+def test_drill06_device_code_compiles_with_the_kernels_the_plan_launches(folder, nvcc):
+    fatbin, why = gs.compile_device(REPO / folder / FILE06, gs.wrapper06)
+    assert fatbin is not None, why
+    for _, _, mangled, _ in gs.TYPES06.values():
+        assert mangled.encode() in fatbin, mangled
+
+
+@pytest.mark.cuda
+def test_drill06_a_compile_error_is_the_students_own(tmp_path, nvcc):
+    broken = tmp_path / FILE06
+    broken.write_text((REPO / "solutions" / FILE06).read_text().replace("__global__ void partition_scatter(",
+                                                                      "__global__ void partition_scatter(int oops ", 1))
+    fatbin, why = gs.compile_device(broken, gs.wrapper06)
+    assert fatbin is None and FILE06 in why and "error" in why, why
+
+
+def dumps_for(case: gs.Case06, out: list[int], inp: list[int] | None = None) -> dict[str, bytes]:
+    code = gs.TYPES06[case.type][3]
+    poison = array(code, b"\xff" * array(code).itemsize)[0]
+    guard = [poison] * gs.GUARD
+    return {"in": array(code, guard + (inp if inp is not None else case.values) + guard).tobytes(),
+            "out": array(code, guard + out + guard).tobytes()}
+
+
+CASE = gs.Case06("int32, n=8 (the drill's example), predicate x > 0", "int32", [3, -3, 4, -5, 9, -2, 6, -8],
+                 [1, 0, 1, 0, 1, 0, 1, 0])
+
+
+def test_drill06_judges_the_documented_order_exactly():
+    assert CASE.offsets == [0, 1, 1, 2, 2, 3, 3, 4]
+    assert CASE.expected() == [3, 4, 9, 6, -8, -2, -5, -3]
+    assert gs.judge06(CASE, dumps_for(CASE, CASE.expected())) == ("", "", "")
+    forward = [3, 4, 9, 6, -3, -5, -2, -8]  # the starter: the back part in input order
+    front, back, side = gs.judge06(CASE, dumps_for(CASE, forward))
+    assert front == "" and side == "" and "first out[4], which holds -3" in back, back
+    assert "FORWARD order" in gs.diagnose06(CASE, dumps_for(CASE, forward))
+    unwritten = CASE.expected()[:4] + [array("i", b"\xff" * 4)[0]] * 4
+    assert "was never written" in gs.judge06(CASE, dumps_for(CASE, unwritten))[1]
+    assert all(-1 not in c.values for c in gs.cases06(5))  # no input value looks like the poison
+
+
+def test_drill06_side_effects_are_found():
+    dumps = dumps_for(CASE, CASE.expected(), inp=[0] * 8)
+    assert "the input changed" in gs.judge06(CASE, dumps)[2]
+    dumps = dumps_for(CASE, CASE.expected())
+    out = array("i", dumps["out"])
+    out[gs.GUARD + 8] = 5  # one past the end
+    dumps["out"] = out.tobytes()
+    assert "wrote out[8], outside out[0, n)" in gs.judge06(CASE, dumps)[2]
+
+
+def test_drill06_cases_cover_the_sizes_and_predicates_and_never_reach_the_student():
+    cases = gs.cases06(5)
+    sizes = {len(c.values) for c in cases}
+    assert {0, 1, gs.THREADS - 1, gs.THREADS, gs.THREADS + 1, (1 << 20) + 3} <= sizes
+    assert {c.type for c in cases} == set(gs.TYPES06)
+    assert any(sum(c.flags) == 0 for c in cases if c.values) and any(all(c.flags) for c in cases if c.values)
+    plan = gs.plan06(cases[:3])
+    text, files = plan.text("module.fatbin")
+    for case, k in zip(cases[:3], range(3)):  # the runner gets values, flags and offsets: never the answer
+        assert set(f for f in files if f.startswith(f"in-{k}-")) == {f"in-{k}-in.bin", f"in-{k}-flags.bin",
+                                                                     f"in-{k}-offsets.bin"}
+        if len(case.values) > 2 and case.expected() != case.values:
+            assert array("i", case.expected()).tobytes() not in files.values()
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.slow
+def test_drill06_solution_passes_and_starter_fails_the_back_part(tmp_path):
+    solution = gs.grade("drill06", REPO / "solutions" / FILE06, tmp_path, seed=3)
+    assert solution.passed, solution.text()
+    starter = gs.grade("drill06", REPO / "exercises" / FILE06, tmp_path, seed=3)
+    assert starter.check(gs.CHECK_FRONT).passed and not starter.check(gs.CHECK_BACK).passed, starter.text()
+    assert "FORWARD order" in starter.check(gs.CHECK_BACK).feedback
+    assert isinstance(starter, Report)
