@@ -99,3 +99,100 @@ def test_drill06_solution_passes_and_starter_fails_the_back_part(tmp_path):
     assert starter.check(gs.CHECK_FRONT).passed and not starter.check(gs.CHECK_BACK).passed, starter.text()
     assert "FORWARD order" in starter.check(gs.CHECK_BACK).feedback
     assert isinstance(starter, Report)
+
+
+# ---- the stretch programs themselves ---------------------------------------------------------
+
+import subprocess  # noqa: E402
+
+from scanlab import env  # noqa: E402
+
+STRETCH = ["04_warp_scan", "05_lookback_scan", "06_copy_if_partition"]
+# A quick run of each: every check, small sizes (the sanitizers run these too).
+QUICK = {"04_warp_scan": ["--n", "5000"], "05_lookback_scan": ["--quick"], "06_copy_if_partition": ["--n", "5000"]}
+# The function each starter's last line sends the student to.
+TODO = {"04_warp_scan": "warp_inclusive_scan", "05_lookback_scan": "lookback_exclusive_prefix",
+        "06_copy_if_partition": "partition_scatter"}
+
+
+def make(folder: str, target: str, build: Path, **extra) -> subprocess.CompletedProcess:
+    args = [f"{k}={v}" for k, v in extra.items()]
+    return subprocess.run(["make", "-s", "-C", str(REPO / folder), target, f"BUILD={build}", *args],
+                          capture_output=True, text=True, timeout=1800)
+
+
+@pytest.fixture(scope="module")
+def stretch_build(tmp_path_factory) -> Path:
+    env.require_nvcc()
+    build = tmp_path_factory.mktemp("stretch")
+    for folder in ("exercises", "solutions"):
+        proc = make(folder, "stretch", build, NVCC=env.nvcc())
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "warning" not in proc.stderr.lower(), proc.stderr
+    return build
+
+
+@pytest.mark.cuda
+@pytest.mark.slow
+def test_every_stretch_program_builds_for_sm90_without_warnings(stretch_build):
+    for folder in ("exercises", "solutions"):
+        for name in STRETCH:
+            assert (stretch_build / folder / "cuda" / name).is_file(), (folder, name)
+
+
+@pytest.mark.hip
+@pytest.mark.slow
+def test_every_stretch_hip_program_builds_for_gfx90a(tmp_path):
+    hipcc = env.require_hipcc()
+    for folder in ("exercises", "solutions"):
+        proc = make(folder, "stretch-hip", tmp_path, HIPCC=hipcc, GPU_ARCH="gfx90a")
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "warning" not in proc.stderr, proc.stderr
+        for name in STRETCH:
+            assert (tmp_path / folder / "hip" / name).is_file(), (folder, name)
+
+
+@pytest.mark.parametrize("name", STRETCH)
+def test_starter_and_solution_differ_only_inside_the_todo_region(name):
+    import difflib
+
+    for suffix in (".cu", "_hip.cpp"):
+        starter = (REPO / "exercises" / f"{name}{suffix}").read_text().splitlines()
+        solution = (REPO / "solutions" / f"{name}{suffix}").read_text().splitlines()
+        inside, changed_outside = False, []
+        marks = [i for i, line in enumerate(solution) if "TODO" in line and ("begin" in line or "end" in line)]
+        assert len(marks) >= 2, f"{name}{suffix}: no TODO begin/end markers"
+        for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=solution, b=starter, autojunk=False).get_opcodes():
+            if tag == "equal":
+                continue
+            if not any(marks[k] <= i1 and i2 <= marks[k + 1] + 1 for k in range(0, len(marks) - 1)):
+                changed_outside.append((i1, i2))
+        assert not changed_outside, f"{name}{suffix}: starter and solution differ outside the TODO region at " \
+                                    f"solution lines {changed_outside[:3]}"
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.slow
+@pytest.mark.parametrize("name", STRETCH)
+def test_stretch_solution_passes_and_starter_fails_pointing_at_its_todo(name, stretch_build):
+    solution = subprocess.run([str(stretch_build / "solutions" / "cuda" / name), *QUICK[name], "--seed", "11"],
+                              capture_output=True, text=True, timeout=900)
+    assert solution.returncode == 0, solution.stdout[-4000:] + solution.stderr[-2000:]
+    starter = subprocess.run([str(stretch_build / "exercises" / "cuda" / name), *QUICK[name], "--seed", "11"],
+                             capture_output=True, text=True, timeout=900)
+    assert starter.returncode == 1, starter.stdout[-4000:] + starter.stderr[-2000:]
+    assert TODO[name] in starter.stdout.strip().splitlines()[-1], starter.stdout[-2000:]
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck", "initcheck"])
+@pytest.mark.parametrize("name", STRETCH)
+def test_stretch_solutions_are_clean_under_compute_sanitizer(name, tool, stretch_build, sanitizer):
+    proc = subprocess.run([sanitizer, "--tool", tool, "--error-exitcode", "99",
+                           str(stretch_build / "solutions" / "cuda" / name), *QUICK[name], "--seed", "11"],
+                          capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "ERROR SUMMARY: 0 errors" in proc.stdout + proc.stderr
