@@ -48,13 +48,18 @@ GRADERS = {
     "drill02": ("scanlab.grade_drills", "A05 drill 02: segmented scan through a tree (C++, CPU)", False),
     "drill03": ("scanlab.grade_drills", "A05 drill 03: work, depth and utilisation of the two scans (Markdown)",
                 False),
+    "drill04": ("scanlab.grade_stretch", "A05 stretch drill 04: a warp-shuffle block scan at 32 and 64 lanes (CUDA, "
+                "needs a GPU)", True),
+    "drill05": ("scanlab.grade_stretch", "A05 stretch drill 05: a single-pass decoupled look-back scan (CUDA, needs a "
+                "GPU)", True),
     "drill06": ("scanlab.grade_stretch", "A05 stretch drill 06: partition on the scan of copy_if (CUDA, needs a "
                 "GPU)", True),
 }
-RUNS_CODE = {"day31", "drill01", "drill02", "drill06"}  # drill03 is Markdown: nothing of it is executed
+# drill03 is Markdown: nothing of it is executed
+RUNS_CODE = {"day31", "drill01", "drill02", "drill04", "drill05", "drill06"}
 # The stretch drills are graded one file at a time (`grade.py drill06 FILE`): optional work, they are
 # not columns of `grade.py class` or parts of the Gradescope autograder.
-STRETCH = {"drill06"}
+STRETCH = {"drill04", "drill05", "drill06"}
 
 USAGE = ("usage: python3 harness/grade.py EXERCISE SUBMISSION [--seed S] [--json results.json] "
          "[--mode self-study|course] [--require-sandbox] [--keep DIR]\n"

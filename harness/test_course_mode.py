@@ -303,14 +303,14 @@ def test_points_cover_every_check_of_every_grader():
 
     every = {"day31": d31.CHECKS, "drill01": ["builds", *gd.DRILL01_CHECKS],
              "drill02": ["builds", *gd.DRILL02_CHECKS], "drill03": list(gd.SLOTS03),
-             "drill06": grade_stretch.CHECKS06}
+             "drill04": grade_stretch.CHECKS04, "drill05": grade_stretch.CHECKS05, "drill06": grade_stretch.CHECKS06}
     for exercise, names in every.items():
         assert list(points_table()[exercise]) == names, exercise  # the report's order, too
         require_points(exercise, names)
         if "builds" in names:
             assert points_table()[exercise]["builds"].points == 0  # shown, not scored
     assert {e: max_score(e) for e in every} == {"day31": 7, "drill01": 3, "drill02": 11, "drill03": 25,
-                                                "drill06": 5}
+                                                "drill04": 5, "drill05": 5, "drill06": 5}
 
 
 def write_points(tmp_path: Path, body: str) -> Path:

@@ -92,6 +92,20 @@ def test_drill06_cases_cover_the_sizes_and_predicates_and_never_reach_the_studen
 @pytest.mark.gpu
 @pytest.mark.cuda
 @pytest.mark.slow
+def test_scan_drill_solutions_pass_and_starters_fail_with_their_diagnosis(tmp_path):
+    report = gs.grade("drill04", REPO / "solutions" / "04_warp_scan.cu", tmp_path, seed=3)
+    assert report.passed, report.text()
+    starter = gs.grade("drill04", REPO / "exercises" / "04_warp_scan.cu", tmp_path, seed=3)
+    assert not starter.check(gs.CHECK04_32).passed and "log2(width) shuffle steps" in starter.text()
+    report = gs.grade("drill05", REPO / "solutions" / "05_lookback_scan.cu", tmp_path, seed=3)
+    assert report.passed, report.text()
+    starter = gs.grade("drill05", REPO / "exercises" / "05_lookback_scan.cu", tmp_path, seed=3)
+    assert not starter.check(gs.CHECK05_EXCL).passed and "look-back" in starter.check(gs.CHECK05_EXCL).feedback
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.slow
 def test_drill06_solution_passes_and_starter_fails_the_back_part(tmp_path):
     solution = gs.grade("drill06", REPO / "solutions" / FILE06, tmp_path, seed=3)
     assert solution.passed, solution.text()
@@ -99,6 +113,61 @@ def test_drill06_solution_passes_and_starter_fails_the_back_part(tmp_path):
     assert starter.check(gs.CHECK_FRONT).passed and not starter.check(gs.CHECK_BACK).passed, starter.text()
     assert "FORWARD order" in starter.check(gs.CHECK_BACK).feedback
     assert isinstance(starter, Report)
+
+
+# ---- drills 04 and 05 -------------------------------------------------------------------------
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("drill, name", [("drill04", "04_warp_scan.cu"), ("drill05", "05_lookback_scan.cu")])
+@pytest.mark.parametrize("folder", ["solutions", "exercises"])
+def test_scan_drills_compile_with_every_kernel_the_grader_launches(drill, name, folder, nvcc):
+    wrapper, cases = {"drill04": (gs.wrapper04, gs.cases04), "drill05": (gs.wrapper05, gs.cases05)}[drill]
+    fatbin, why = gs.compile_device(REPO / folder / name, wrapper)
+    assert fatbin is not None, why
+    kernels = {case.kernel for case in cases(5)}
+    assert len(kernels) == (8 if drill == "drill04" else 5)
+    for kernel in kernels:
+        assert kernel.encode() in fatbin, kernel
+
+
+def scan_dumps(case: gs.ScanCase, out: list, inp: list | None = None) -> dict[str, bytes]:
+    code = {"f32": "f", "i32": "i"}[case.type]
+    guard = array(code, b"\xff" * 4 * gs.GUARD).tolist()
+    return {"in": array(code, guard + (inp if inp is not None else case.values) + guard).tobytes(),
+            "out": array(code, guard + out + guard).tobytes()}
+
+
+def test_scan_judging_per_tile_and_whole_array():
+    tiled = gs.ScanCase("c", "4 per tile", "k", "i32", False, 4, 4, 4, 2, [1, 2, 3, 4, 5, 6, 7])
+    assert tiled.expected() == [0, 1, 3, 6, 0, 5, 11]
+    assert gs.judge_scan(tiled, scan_dumps(tiled, tiled.expected())) == ("", "")
+    whole = gs.ScanCase("c", "whole", "k", "f32", True, 0, 4, 4, 2, [1, 2, 3, 4, 5, 6, 7])
+    assert whole.expected() == [1, 3, 6, 10, 15, 21, 28]
+    # Each tile scanned alone: right in tile 0, wrong from the first element of tile 1, with the look-back hint.
+    problem, side = gs.judge_scan(whole, scan_dumps(whole, [1.0, 3, 6, 10, 5, 11, 18]))
+    assert "3 wrong element(s); first out[4] (element 0 of tile 1), which holds 5" in problem and side == ""
+    assert "look-back" in problem
+    unwritten = array("f", b"\xff" * 4)[0]
+    problem, _ = gs.judge_scan(whole, scan_dumps(whole, [1.0, 3, 6, 10, 15, 21, unwritten]))
+    assert "first out[6] (element 2 of tile 1), which was never written" in problem and "look-back" not in problem
+    out = array("f", scan_dumps(whole, whole.expected())["out"])
+    out[gs.GUARD - 1] = 0.0  # one before the start
+    dumps = scan_dumps(whole, whole.expected())
+    dumps["out"] = out.tobytes()
+    assert "wrote out[-1], outside out[0, n)" in gs.judge_scan(whole, dumps)[1]
+    assert "the input changed" in gs.judge_scan(whole, scan_dumps(whole, whole.expected(), inp=[0.0] * 7))[1]
+
+
+def test_scan_cases_cover_edges_widths_and_a_huge_grid():
+    c04, c05 = gs.cases04(5), gs.cases05(5)
+    assert {c.check for c in c04} == {gs.CHECK04_32, gs.CHECK04_64}
+    assert {(c.block, len(c.values)) for c in c04} >= {(64, 63), (256, 257), (1024, 1023), (1024, 1)}
+    tile = 256 * 16
+    assert {len(c.values) for c in c05} >= {1, 3, tile - 1, tile, tile + 1, (1 << 20) + 3}
+    many = [c for c in c05 if c.check == gs.CHECK05_MANY]
+    assert len(many) == 1 and many[0].grid > 100_000
+    for case in c04 + c05:  # float sums stay exact: every prefix below 2^24
+        assert sum(case.values) < 1 << 24 and -1 not in case.values
 
 
 # ---- the stretch programs themselves ---------------------------------------------------------
@@ -159,7 +228,7 @@ def test_starter_and_solution_differ_only_inside_the_todo_region(name):
     for suffix in (".cu", "_hip.cpp"):
         starter = (REPO / "exercises" / f"{name}{suffix}").read_text().splitlines()
         solution = (REPO / "solutions" / f"{name}{suffix}").read_text().splitlines()
-        inside, changed_outside = False, []
+        changed_outside = []
         marks = [i for i, line in enumerate(solution) if "TODO" in line and ("begin" in line or "end" in line)]
         assert len(marks) >= 2, f"{name}{suffix}: no TODO begin/end markers"
         for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=solution, b=starter, autojunk=False).get_opcodes():

@@ -1,5 +1,12 @@
 """Graders of the A05 stretch drills that run on the GPU, through the trusted plan runner.
 
+Drills 04 and 05 (the warp-shuffle block scan, the decoupled look-back scan): the
+submission's device code is compiled with a wrapper that instantiates its scan
+kernel for every variant graded (lane-group width, inclusive or exclusive, float32
+or int32), and the runner launches those kernels on the grader's inputs; Python
+compares every output word with its own reference scan (per tile for 04, over the
+whole array for 05), and checks the input and the guard words.
+
 Drill 06 (exercises/06_copy_if_partition.cu): the student writes partition's
 scatter. The grader compiles the submission's DEVICE code only (nvcc -fatbin, in
 the sandbox), with a harness wrapper that instantiates `partition_scatter` for the
@@ -232,6 +239,254 @@ def grade06(submission: Path, workdir: Path, seed: int, mode: str, gpu_lock=None
     return report
 
 
+# ---- drills 04 and 05: scans judged word by word ------------------------------------------------
+
+@dataclass(eq=False)
+class ScanCase:
+    check: str  # the check this case counts for
+    label: str
+    kernel: str  # mangled name
+    type: str  # "f32" or "i32"
+    inclusive: bool
+    tile: int  # 0: one scan over the whole array (05); else each tile of this many elements alone (04)
+    span: int  # elements a block handles (named in messages)
+    block: int  # threads a block
+    grid: int
+    values: list[int]
+    extra: list = field(default_factory=list)  # (name, type, count, init) buffers after in and out, for 05
+    args: list[str] = field(default_factory=list)  # launch arguments after @in @out u64:n
+
+    def expected(self) -> list[int]:
+        out, running = [], 0
+        for i, v in enumerate(self.values):
+            if self.tile and i % self.tile == 0:
+                running = 0
+            out.append(running + v if self.inclusive else running)
+            running += v
+        return out
+
+
+def _code(kind: str) -> str:
+    return {"f32": "f", "i32": "i"}[kind]
+
+
+def scan_plan(cases: list[ScanCase]):
+    from .gpu_plan import Plan
+
+    plan = Plan()
+    for case in cases:
+        n = len(case.values)
+        task = plan.task(case.label)
+        task.buffer("in", case.type, n, GUARD, data=array(_code(case.type), case.values).tobytes())
+        task.buffer("out", case.type, n, GUARD)
+        for name, kind, count, init in case.extra:
+            task.buffer(name, kind, count, 0, init=init)
+        task.launch(case.kernel, case.grid, case.block, ["@in", "@out", f"u64:{n}", *case.args])
+        task.dump("in", "out")
+    return plan
+
+
+def judge_scan(case: ScanCase, dumps: dict[str, bytes]) -> tuple[str, str]:
+    """(output problem, side-effect problem), "" when right; what the submission did, never the answer."""
+    code, n = _code(case.type), len(case.values)
+    out_all, in_all = array(code, dumps["out"]), array(code, dumps["in"])
+    poison = array(code, b"\xff" * 4)[0]
+    same = (lambda a, b: a == b or (a != a and b != b)) if code == "f" else (lambda a, b: a == b)
+    out = out_all[GUARD:GUARD + n].tolist()
+    expected = case.expected()
+    problem = ""
+    bad = [i for i in range(n) if out[i] != expected[i]]
+    if bad:
+        i = bad[0]
+        got = "was never written" if same(out[i], poison) else f"holds {out[i]:g}"
+        where = f"element {i % case.span} of tile {i // case.span}"
+        problem = f"{case.label}: {len(bad)} wrong element(s); first out[{i}] ({where}), which {got}"
+        if not case.tile and i >= case.span and i % case.span == 0:
+            problem += ("\n  likely cause: the first tile is right and the next one starts wrong: a tile does not "
+                        "add what its predecessors hold (the look-back, and the prefix it publishes).")
+    side = []
+    if in_all[GUARD:GUARD + n].tolist() != case.values or any(
+            not same(v, poison) for v in in_all[:GUARD].tolist() + in_all[GUARD + n:].tolist()):
+        side.append(f"{case.label}: the input changed (in is read-only)")
+    stray = [k for k in (*range(GUARD), *range(GUARD + n, n + 2 * GUARD)) if not same(out_all[k], poison)]
+    if stray:
+        side.append(f"{case.label}: wrote out[{stray[0] - GUARD}], outside out[0, n)")
+    return problem, "; ".join(side)
+
+
+def grade_scans(exercise: str, checks: list[str], clean: str, wrapper, cases: list[ScanCase],
+                submission: Path, seed: int, mode: str, gpu_lock) -> Report:
+    from .gpu_plan import run_plan
+
+    report = Report(exercise, submission.name, mode=mode)
+    report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce_line(exercise, submission, seed)}")
+    fatbin, why = compile_device(submission, wrapper)
+    if fatbin is None:
+        report.add("builds", False, f"your file's device code did not compile:\n{why}")
+        for name in [*checks, clean]:
+            report.add(name, False, "not run: the submission did not build (see 'builds')")
+        return report
+    report.add("builds", True)
+    results, module = run_plan(fatbin, scan_plan(cases), gpu_lock)
+    lines: dict[str, list[str]] = {name: [] for name in checks}
+    errors: dict[str, list[str]] = {name: [] for name in checks}
+    sides: list[str] = []
+    for case, result in zip(cases, results):
+        if result.error:
+            errors[case.check].append(f"{case.label}: {result.error}")
+            continue
+        problem, side = judge_scan(case, result.dumps)
+        if problem:
+            lines[case.check].append(problem)
+        if side:
+            sides.append(side)
+    if module is not None and module.load_error:
+        for name in checks:
+            errors[name] = [f"your module did not load: {module.load_error}"]
+    for name in checks:
+        found = errors[name][:3] + lines[name][:3]
+        more = len(errors[name]) + len(lines[name]) - len(found)
+        report.add(name, not found, "\n".join(found + ([f"... and {more} more failing case(s)"] if more > 0 else [])))
+    if not any(report.check(name).passed for name in checks) and not sides:
+        report.add(clean, False, "not counted yet: this check counts once a part of the output is right.")
+    else:
+        report.add(clean, not sides, "\n".join(sides[:3]))
+    return report
+
+
+def _scan_values(n: int, seed: int, salt: str, high: int) -> list[int]:
+    """Seeded integers 0..high (float sums stay exact below 2^24), never -1 (the poison's int32 bits)."""
+    rng = random.Random(f"{seed}/{salt}")
+    return [b % (high + 1) for b in rng.randbytes(n)]
+
+
+# Drill 04: warp_scan_tile<width, inclusive, T>(in, out, n), one tile a block.
+CHECK04_32 = "block scan on 32-lane groups: inclusive and exclusive, float and int32, 64, 256 and 1024 threads"
+CHECK04_64 = "block scan on 64-lane groups: inclusive and exclusive, float and int32, 64, 256 and 1024 threads"
+CHECK04_CLEAN = "block scan: the input untouched and nothing written outside out[0, n)"
+CHECKS04 = ["builds", CHECK04_32, CHECK04_64, CHECK04_CLEAN]
+SPELLED = {"f32": ("float", "f"), "i32": ("int", "i")}
+
+
+def kernel04(width: int, inclusive: bool, kind: str) -> str:
+    return f"_Z14warp_scan_tileILi{width}ELb{int(inclusive)}E{SPELLED[kind][1]}EvPKT1_PS0_m"
+
+
+def wrapper04(name: str) -> str:
+    lines = ["// The drill 04 grader's wrapper: the submission, then its tile kernel instantiated for every",
+             "// variant graded (device code only).", "#define SCANLAB_GRADER 1", f'#include "{name}"',
+             '#line 1 "scanlab_stretch_wrapper.cu"']
+    for width in (32, 64):
+        for inclusive in ("true", "false"):
+            for spelled, _ in SPELLED.values():
+                lines.append(f"template __global__ void warp_scan_tile<{width}, {inclusive}, {spelled}>("
+                             f"const {spelled}*, {spelled}*, size_t);")
+    return "\n".join(lines) + "\n"
+
+
+@lru_cache(maxsize=4)
+def cases04(seed: int) -> list[ScanCase]:
+    found = []
+    drawn = random.Random(f"{seed}/drill04-size").randrange(3000, 60_000)
+    for width, check in ((32, CHECK04_32), (64, CHECK04_64)):
+        for block in (64, 256, 1024):
+            sizes = [(1, "one element"), (block - 1, "a tile minus one"), (block + 1, "a tile plus one"),
+                     (drawn, "many tiles, a size drawn from the seed")]
+            for kind in ("f32", "i32"):
+                for inclusive in (True, False):
+                    for n, why in sizes:
+                        values = _scan_values(n, seed, f"drill04/{n}", 15)
+                        found.append(ScanCase(check, f"{width} lanes, {block} threads, "
+                                              f"{'inclusive' if inclusive else 'exclusive'} {SPELLED[kind][0]}, "
+                                              f"n={n} ({why})", kernel04(width, inclusive, kind), kind, inclusive,
+                                              block, block, block, -(-n // block), values))
+    return found
+
+
+HINTS04 = {
+    CHECK04_32: "check warp_inclusive_scan first: log2(width) shuffle steps, and lanes below delta keep their value.",
+    CHECK04_64: ("right at 32 lanes and wrong at 64: something assumes 32 lanes (a literal 32 or 5 steps, or a "
+                 "mask); use L::width and the lane group's own calls."),
+}
+
+
+def grade04(submission: Path, workdir: Path, seed: int, mode: str, gpu_lock=None) -> Report:
+    del workdir
+    report = grade_scans("drill04", [CHECK04_32, CHECK04_64], CHECK04_CLEAN, wrapper04, cases04(seed), submission,
+                         seed, mode, gpu_lock)
+    if not report.check("builds").passed:
+        return report
+    w32, w64 = report.check(CHECK04_32), report.check(CHECK04_64)
+    if not w32.passed:
+        w32.feedback += f"\n  likely cause: {HINTS04[CHECK04_32]}"
+    elif not w64.passed:  # right at 32 lanes, wrong at 64: the 64-lane hint
+        w64.feedback += f"\n  likely cause: {HINTS04[CHECK04_64]}"
+    return report
+
+
+# Drill 05: lookback_scan<TileShape<threads, items>, T, inclusive>(in, out, n, descriptors, counter, epoch).
+CHECK05_EXCL = "look-back scan, exclusive: float32 and int32, every size"
+CHECK05_INCL = "look-back scan, inclusive: float32 and int32, every size"
+CHECK05_MANY = "look-back scan with far more tiles than can be resident (forward progress)"
+CHECK05_CLEAN = "look-back scan: the input untouched and nothing written outside out[0, n)"
+CHECKS05 = ["builds", CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY, CHECK05_CLEAN]
+SHAPES05 = {"tuned": (256, 16), "tiny": (32, 1)}  # the drill's TileShape<kThreads, kItems> pairs
+
+
+def kernel05(shape: str, kind: str, inclusive: bool) -> str:
+    threads, items = SHAPES05[shape]
+    return (f"_Z13lookback_scanI9TileShapeILi{threads}ELi{items}EE{SPELLED[kind][1]}Lb{int(inclusive)}EE"
+            "vPKT0_PS2_mPyPjj")
+
+
+def wrapper05(name: str) -> str:
+    lines = ["// The drill 05 grader's wrapper: the submission, then its look-back kernel instantiated for",
+             "// every variant graded (device code only).", "#define SCANLAB_GRADER 1", f'#include "{name}"',
+             '#line 1 "scanlab_stretch_wrapper.cu"']
+    for threads, items in SHAPES05.values():
+        for spelled, _ in SPELLED.values():
+            for inclusive in ("true", "false"):
+                lines.append(f"template __global__ void lookback_scan<TileShape<{threads}, {items}>, {spelled}, "
+                             f"{inclusive}>(const {spelled}*, {spelled}*, size_t, Descriptor*, unsigned int*, "
+                             "unsigned int);")
+    return "\n".join(lines) + "\n"
+
+
+def case05(check: str, label: str, shape: str, kind: str, inclusive: bool, values: list[int]) -> ScanCase:
+    threads, items = SHAPES05[shape]
+    tiles = max(1, -(-len(values) // (threads * items)))
+    return ScanCase(check, label, kernel05(shape, kind, inclusive), kind, inclusive, 0, threads * items, threads,
+                    tiles, values,
+                    extra=[("descriptors", "u64", tiles, "zero"), ("counter", "u32", 1, "zero")],
+                    args=["@descriptors", "@counter", "u32:1"])
+
+
+@lru_cache(maxsize=4)
+def cases05(seed: int) -> list[ScanCase]:
+    tile = SHAPES05["tuned"][0] * SHAPES05["tuned"][1]
+    drawn = random.Random(f"{seed}/drill05-size").randrange(tile * 3, tile * 40)
+    sizes = [(1, "one element"), (3, "fewer than a 16-byte load"), (tile - 1, "a tile minus one"),
+             (tile, "one tile"), (tile + 1, "a tile plus one"), ((1 << 20) + 3, "2^20 + 3, a scalar tail"),
+             (drawn, "a size drawn from the seed")]
+    found = []
+    for inclusive, check in ((False, CHECK05_EXCL), (True, CHECK05_INCL)):
+        for kind in ("f32", "i32"):
+            for n, why in sizes:
+                found.append(case05(check, f"{'inclusive' if inclusive else 'exclusive'} {SPELLED[kind][0]}, "
+                                    f"n={n} ({why})", "tuned", kind, inclusive,
+                                    _scan_values(n, seed, f"drill05/{n}", 3)))
+    n = (1 << 22) + 5  # 131,073 tiles of 32: hundreds of times what the GPU holds at once
+    found.append(case05(CHECK05_MANY, f"exclusive int32, n={n} in 32-element tiles: {-(-n // 32)} tiles",
+                        "tiny", "i32", False, _scan_values(n, seed, "drill05/many", 3)))
+    return found
+
+
+def grade05(submission: Path, workdir: Path, seed: int, mode: str, gpu_lock=None) -> Report:
+    del workdir
+    return grade_scans("drill05", [CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY], CHECK05_CLEAN, wrapper05,
+                       cases05(seed), submission, seed, mode, gpu_lock)
+
+
 # ---- compiling device code (shared by the stretch drills) ---------------------------------------
 
 def compile_device(submission: Path, wrapper) -> tuple[bytes | None, str]:
@@ -263,7 +518,9 @@ def compile_device(submission: Path, wrapper) -> tuple[bytes | None, str]:
         return fatbin, ""
 
 
-GRADERS = {"drill06": grade06}
+GRADERS = {"drill04": grade04, "drill05": grade05, "drill06": grade06}
+require_points("drill04", CHECKS04)
+require_points("drill05", CHECKS05)
 require_points("drill06", CHECKS06)
 
 
@@ -274,4 +531,5 @@ def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str =
     return GRADERS[exercise](submission, workdir, seed, mode, gpu_lock)
 
 
-__all__ = ["grade", "cases06", "plan06", "judge06", "diagnose06", "compile_device", "TYPES06"]
+__all__ = ["grade", "cases04", "cases05", "cases06", "scan_plan", "judge_scan", "plan06", "judge06", "diagnose06",
+           "compile_device", "TYPES06"]
