@@ -1,28 +1,36 @@
 # scan-lab: parallel prefix sum, taught on CUDA, HIP and Triton.
 #
-#   make run          build and run every lesson program this machine can run
-#   make test         the pytest harness (makes .venv/ first if pytest is missing)
+#   make run                              build and run every lesson program this machine can run
+#   make test                             the pytest harness (makes .venv/ first if pytest is missing)
+#   make help                             this list
 #
-#   make cuda [SM_ARCH="sm_75 sm_90"]   build the CUDA programs (default: T4 and Hopper)
-#   make run-cuda                       build and run them
-#   make hip  [GPU_ARCH=gfx942]         build the HIP programs for an AMD GPU
-#   make run-hip                        build and run them
-#   make sanitize                       compute-sanitizer racecheck + initcheck on Day 31
-#   make exercises | solutions          build the exercises and their solutions
-#   make autograder                     build/autograder.zip for Gradescope (no solutions in it)
-#   make student-release                build/student-release/: what students get, no answers
-#   make clean                          remove build/
+#   make cuda [SM_ARCH="sm_75 sm_90"]     build the CUDA programs (default: T4 and Hopper)
+#   make run-cuda                         build and run them
+#   make hip  [GPU_ARCH=gfx942]           build the HIP programs for an AMD GPU
+#   make run-hip                          build and run them
+#   make sanitize                         compute-sanitizer racecheck + initcheck on Day 31
+#   make exercises | solutions            build the exercises and their solutions
+#   make autograder                       build/autograder.zip for Gradescope (no solutions in it)
+#   make student-release                  build/student-release/: what students get, no answers
+#   make clean                            remove build/
 #
-# Every binary lands under build/, never next to its source.
+# Every binary lands under build/, never next to its source. nvcc and compute-sanitizer are
+# found where the harness finds them (harness/find-cuda-tool.sh: the PATH, $CUDA_HOME/bin,
+# $CUDA_PATH/bin, /usr/local/cuda/bin); NVCC=... or SANITIZER=... picks another.
 
 SHELL := /bin/bash
 REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
 BUILD ?= $(REPO)/build
-NVCC ?= nvcc
+FIND_CUDA := $(REPO)/harness/find-cuda-tool.sh
+ifeq ($(origin NVCC),undefined)
+NVCC := $(or $(shell $(FIND_CUDA) nvcc),nvcc)
+endif
 HIPCC ?= hipcc
 SM_ARCH ?= sm_75 sm_90
 GPU_ARCH ?= gfx942
-SANITIZER ?= compute-sanitizer
+ifeq ($(origin SANITIZER),undefined)
+SANITIZER := $(or $(shell $(FIND_CUDA) compute-sanitizer),compute-sanitizer)
+endif
 
 export BUILD NVCC HIPCC SM_ARCH GPU_ARCH
 
@@ -35,16 +43,25 @@ NVCCFLAGS ?= -std=c++17 -O3 -lineinfo -Xcompiler -Wall,-Wextra
 
 DAY31 := $(BUILD)/day31-scan/scan
 
-.PHONY: all run run-cuda run-hip cuda hip test sanitize exercises solutions autograder student-release clean FORCE
+.PHONY: all help run run-cuda run-hip cuda hip test sanitize exercises solutions autograder student-release clean \
+        need-nvcc FORCE
 
 all: cuda
+
+help:
+	@sed -n 's/^#   make /make /p' $(REPO)/Makefile
+
+# Says which nvcc the build uses, or, without one, where it looked (one line, status 1).
+need-nvcc:
+	@command -v $(NVCC) >/dev/null 2>&1 || { echo "make: nvcc not found (not on the PATH, nor in \$$CUDA_HOME/bin, \$$CUDA_PATH/bin or /usr/local/cuda/bin): install the CUDA toolkit (SETUP.md) or pass NVCC=/path/to/nvcc" >&2; exit 1; }
+	@echo "make: nvcc is $(NVCC)"
 
 # A stamp holding the flags: changing SM_ARCH or NVCCFLAGS rebuilds.
 $(BUILD)/.nvcc-flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(NVCC) $(NVCCFLAGS) $(GENCODE)' | cmp -s - $@ || echo '$(NVCC) $(NVCCFLAGS) $(GENCODE)' > $@
 
-$(DAY31): day31-scan/scan.cu $(BUILD)/.nvcc-flags
+$(DAY31): day31-scan/scan.cu $(BUILD)/.nvcc-flags | need-nvcc
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) $(GENCODE) -o $@ $<
 
@@ -71,7 +88,9 @@ test:
 # Small sizes: racecheck is slow and the race shows at any size above one warp.
 # The first run is meant to report hazards (the in-place race); the other two must
 # be clean, and --error-exitcode makes make stop if they are not.
-sanitize: $(DAY31)
+sanitize:
+	@command -v $(SANITIZER) >/dev/null 2>&1 || { echo "make sanitize: compute-sanitizer not found (not on the PATH, nor in the CUDA toolkit's bin/ next to nvcc): it ships with the CUDA toolkit; pass SANITIZER=/path/to/compute-sanitizer" >&2; exit 1; }
+	@$(MAKE) --no-print-directory $(DAY31)
 	$(SANITIZER) --tool racecheck --racecheck-report all $(DAY31) --n 4096 --block 256 --kernel in-place
 	$(SANITIZER) --tool racecheck --racecheck-report all --error-exitcode 99 $(DAY31) --n 4096 --block 64,256,1024 --kernel double-buffer,exclusive
 	$(SANITIZER) --tool initcheck --error-exitcode 99 $(DAY31) --n 4099 --block 64,256,1024 --kernel double-buffer,exclusive

@@ -7,39 +7,62 @@
 # repository) and as the starters in exercises/ where it does not (the student
 # release); drill 03's counts and graded answers are never echoed: they are its
 # answers.
-# Whatever cannot run here gets one line saying what was skipped and why; a
-# program that starts and then reports "no usable GPU" (status 3) is a skip too.
-# Exit status: 0 when everything that ran passed, 1 when anything that ran failed.
+# One line per program: ran, FAILED (with its exit status) or skipped (with the
+# reason); a program that starts and then reports "no usable GPU" (status 3) is a
+# skip too. Each program's whole output goes to build/run/<program>.log, and the
+# last line counts every program. Exit status: 0 when everything that ran passed,
+# 1 when anything that ran (or a build) failed.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
-: "${NVCC:=nvcc}" "${HIPCC:=hipcc}" "${PYTHON:=python3}"
+# nvcc where make test finds it too: the PATH, $CUDA_HOME/bin, $CUDA_PATH/bin, /usr/local/cuda/bin.
+: "${NVCC:=$("$repo/harness/find-cuda-tool.sh" nvcc || echo nvcc)}" "${HIPCC:=hipcc}" "${PYTHON:=python3}"
+export NVCC
 build=${BUILD:-$repo/build}
 
 ran=0 failed=0 skipped=0
 failures=()
+logs=$build/run
+mkdir -p "$logs"
+
+log_of() {  # log_of NAME: build/run/NAME.log, the name's slashes, spaces and brackets made underscores
+  local flat=${1//[\/ ()]/_}
+  flat=${flat//__/_}
+  echo "$logs/${flat%_}.log"
+}
+
+shown() {  # a path as the README shows it: from the repository root when it is inside it
+  case $1 in "$repo"/*) echo "${1#"$repo"/}" ;; *) echo "$1" ;; esac
+}
 
 skip() {  # skip NAME WHY
-  echo "skip: $1: $2"
+  printf '%-8s %s: %s\n' skipped "$1" "$2"
   skipped=$((skipped + 1))
 }
 
-attempt() {  # attempt NAME COMMAND...: run it, and read its exit status
+attempt() {  # attempt NAME COMMAND...: run it, its output into its log; one line says how it went
   local name=$1
   shift
-  echo
-  echo "==== $name: $*"
   local log status
-  log=$(mktemp)
-  "$@" 2> >(tee "$log" >&2)
+  log=$(log_of "$name")
+  "$@" >"$log" 2>&1
   status=$?
-  wait
   case $status in
-    0) ran=$((ran + 1)) ;;
+    0) ran=$((ran + 1)); printf '%-8s %s (log: %s)\n' ran "$name" "$(shown "$log")" ;;
     3) skip "$name" "$(tail -n 1 "$log")" ;;
-    *) ran=$((ran + 1)); failed=$((failed + 1)); failures+=("$name (exit $status)") ;;
+    *) ran=$((ran + 1)); failed=$((failed + 1)); failures+=("$name")
+       printf '%-8s %s: exit status %s (log: %s)\n' FAILED "$name" "$status" "$(shown "$log")" ;;
   esac
-  rm -f "$log"
+}
+
+build() {  # build WHAT COMMAND...: a build step, quiet unless it fails
+  local log
+  log=$(log_of "$1")
+  shift
+  "$@" >"$log" 2>&1 && return 0
+  failed=$((failed + 1)); failures+=("$(basename "$log" .log)")
+  printf '%-8s %s (log: %s)\n' FAILED "build failed" "$(shown "$log")"
+  return 1
 }
 
 hide_drill03() {  # hide_drill03 COMMAND...: run it, holding back the output of its 03_scan_analysis sections
@@ -75,12 +98,12 @@ cuda_programs=("day31-scan/scan.cu:$build/day31-scan/scan"
                "a05-scan/cuda/scan.cu:$build/a05-scan/cuda/scan"
                "a05-scan/cuda/compaction.cu:$build/a05-scan/cuda/compaction")
 if ! command -v "$NVCC" >/dev/null 2>&1; then
-  for p in "${cuda_programs[@]}"; do skip "${p%%:*}" "nvcc not found (see SETUP.md)"; done
+  for p in "${cuda_programs[@]}"; do
+    skip "${p%%:*}" "nvcc not found (not on the PATH, nor in \$CUDA_HOME/bin, \$CUDA_PATH/bin or /usr/local/cuda/bin; see SETUP.md)"
+  done
 elif ! why=$(nvidia_gpu); then
   for p in "${cuda_programs[@]}"; do skip "${p%%:*}" "$why"; done
-elif ! make --no-print-directory cuda; then
-  failed=$((failed + 1)); failures+=("make cuda (build failed)")
-else
+elif build "make cuda" make --no-print-directory cuda; then
   for p in "${cuda_programs[@]}"; do attempt "${p%%:*}" "${p#*:}"; done
 fi
 
@@ -91,9 +114,7 @@ if ! command -v "$HIPCC" >/dev/null 2>&1; then
   for p in "${hip_programs[@]}"; do skip "${p%%:*}" "hipcc not found (see SETUP.md)"; done
 elif ! why=$(amd_gpu); then
   for p in "${hip_programs[@]}"; do skip "${p%%:*}" "$why"; done
-elif ! make --no-print-directory hip; then
-  failed=$((failed + 1)); failures+=("make hip (build failed)")
-else
+elif build "make hip" make --no-print-directory hip; then
   for p in "${hip_programs[@]}"; do attempt "${p%%:*}" "${p#*:}"; done
 fi
 
@@ -116,10 +137,9 @@ else
   attempt "${drills[@]}"
 fi
 
-echo
-echo "make run: $ran ran, $failed failed, $skipped skipped"
 if [ "$failed" -gt 0 ]; then
-  printf 'failed: %s\n' "${failures[@]}"
+  echo "make run: $ran ran, $failed failed, $skipped skipped; failed: ${failures[*]} (logs in $(shown "$logs"))"
   exit 1
 fi
+echo "make run: $ran ran, $failed failed, $skipped skipped (logs in $(shown "$logs"))"
 exit 0

@@ -139,13 +139,14 @@ def test_release_make_run_passes_and_says_nothing_of_solutions(release, tmp_path
     out, _ = release
     proc = run(["make", "run", f"PYTHON={sys.executable}", f"BUILD={tmp_path}"], out)
     assert proc.returncode == 0, describe(proc)
-    text = proc.stdout + proc.stderr
+    log = (tmp_path / "run" / "exercises_drills.log").read_text()  # the drills' whole output
+    text = proc.stdout + proc.stderr + log
     assert "solution" not in text.lower(), describe(proc)
     assert answers_in(text) == [], describe(proc)
+    assert "==== 01_exclusive_to_inclusive: exit status 1" in log.splitlines(), log  # the starters ran
+    assert "==== 03_scan_analysis.md: exit status 1" in log.splitlines(), log  # and drill 03 was graded
     lines = proc.stdout.splitlines()
-    assert "==== 01_exclusive_to_inclusive: exit status 1" in lines, describe(proc)  # the starters ran
-    assert "==== 03_scan_analysis.md: exit status 1" in lines, describe(proc)  # and drill 03 was graded
-    assert any(re.fullmatch(r"make run: [1-9]\d* ran, 0 failed, \d+ skipped", line) for line in lines), describe(proc)
+    assert re.fullmatch(r"make run: [1-9]\d* ran, 0 failed, \d+ skipped \(logs in .*\)", lines[-1]), describe(proc)
 
 
 @slow
@@ -178,11 +179,18 @@ def test_release_refuses_to_replace_a_folder_that_is_not_a_release(tmp_path):
 def test_repository_make_run_prints_no_drill03_answer(tmp_path):
     proc = run(["make", "run", f"PYTHON={sys.executable}", f"BUILD={tmp_path}"], REPO)
     assert proc.returncode == 0, describe(proc)
-    assert answers_in(proc.stdout + proc.stderr) == [], describe(proc)
-    lines = proc.stdout.splitlines()
+    log = (tmp_path / "run" / "solutions_drills.log").read_text()
+    assert answers_in(proc.stdout + proc.stderr + log) == [], describe(proc)
+    lines = log.splitlines()
     assert any(re.fullmatch(r"score [\d.]+/[\d.]+: every check passed", line) for line in lines), \
-        describe(proc)  # drill 03's verdict still shows
-    assert "make run: every solution passed" in lines, describe(proc)
+        log  # drill 03's verdict still shows, in the log
+    assert "make run: every solution passed" in lines, log
+    # make run itself is short: one line per program, then the count of every program.
+    said = proc.stdout.splitlines()
+    assert all(re.match(r"(ran|skipped|FAILED) +\S", line) for line in said[:-1]), describe(proc)
+    counts = re.fullmatch(r"make run: (\d+) ran, (\d+) failed, (\d+) skipped \(logs in .*\)", said[-1])
+    assert counts and sum(map(int, counts.groups())) == len(said) - 1, describe(proc)
+    assert "solutions (drills)" in proc.stdout and "every solution passed" not in proc.stdout
 
 
 @slow

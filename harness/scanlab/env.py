@@ -43,13 +43,23 @@ def unavailable(what: str, reason: str):
     pytest.skip(reason)
 
 
+def _toolkit_bins() -> list[Path]:
+    """Where a CUDA toolkit's tools are when they are not on the PATH, in the order
+    harness/find-cuda-tool.sh (and so the Makefiles) looks: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda."""
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    return [Path(root) / "bin" for root in roots if root]
+
+
 @functools.lru_cache(maxsize=None)
 def nvcc() -> str | None:
+    """$NVCC if set, else nvcc on the PATH, in $CUDA_HOME/bin, $CUDA_PATH/bin or /usr/local/cuda/bin."""
     found = shutil.which(os.environ.get("NVCC", "nvcc"))
-    if found:
+    if found or os.environ.get("NVCC"):
         return found
-    candidate = Path("/usr/local/cuda/bin/nvcc")
-    return str(candidate) if candidate.exists() else None
+    for place in _toolkit_bins():
+        if os.access(place / "nvcc", os.X_OK):
+            return str(place / "nvcc")
+    return None
 
 
 @functools.lru_cache(maxsize=None)
@@ -59,14 +69,16 @@ def hipcc() -> str | None:
 
 @functools.lru_cache(maxsize=None)
 def _cuda_tool(name: str) -> str | None:
+    """A CUDA tool (compute-sanitizer, ncu) where find-cuda-tool.sh finds it: the PATH, the toolkit's
+    usual places, then next to nvcc."""
     found = shutil.which(name)
     if found:
         return found
-    places = [Path("/usr/local/cuda/bin")]
+    places = _toolkit_bins()
     if nvcc():
-        places.insert(0, Path(nvcc()).resolve().parent)
+        places.append(Path(nvcc()).resolve().parent)
     for place in places:
-        if (place / name).exists():
+        if os.access(place / name, os.X_OK):
             return str(place / name)
     return None
 

@@ -29,11 +29,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import struct
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# The Day 31 runner's record reader (u32, u64, u32-length strings) and build cache serve this runner too.
+from .grade_day31 import Reader, _cached_build, runner_command
 from .sandbox import GPU_LIMITS, Sandbox
 
 RUNNER_NAME = "gpu_runner"
@@ -131,29 +132,8 @@ class ModuleInfo:
     kernels: list[tuple[str, str]] = field(default_factory=list)  # (mangled, demangled)
 
 
-class _Reader:
-    def __init__(self, data: bytes, what: str):
-        self.data, self.at, self.what = data, 0, what
-
-    def take(self, count: int) -> bytes:
-        if count < 0 or self.at + count > len(self.data):
-            raise ValueError(f"the runner's {self.what} is truncated")
-        chunk = self.data[self.at:self.at + count]
-        self.at += count
-        return chunk
-
-    def u32(self) -> int:
-        return struct.unpack("<I", self.take(4))[0]
-
-    def u64(self) -> int:
-        return struct.unpack("<Q", self.take(8))[0]
-
-    def text(self) -> str:
-        return self.take(self.u32()).decode("utf-8", "replace")
-
-
 def parse_module(data: bytes) -> ModuleInfo:
-    r = _Reader(data, "module.bin")
+    r = Reader(data, "module.bin")
     if r.take(8) != b"GPRMOD01":
         raise ValueError("the runner's module.bin has the wrong header")
     result, name, text = r.u32(), r.text(), r.text()
@@ -167,7 +147,7 @@ def parse_module(data: bytes) -> ModuleInfo:
 
 def parse_task(data: bytes, task: Task) -> tuple[int, TaskResult, str]:
     """(state, result, the step or kernel named) of one task-I.bin."""
-    r = _Reader(data, "task file")
+    r = Reader(data, "task file")
     if r.take(8) != b"GPRTSK01":
         raise ValueError("the runner's task file has the wrong header")
     state, reached, code, name, text, step = r.u32(), r.u32(), r.u32(), r.text(), r.text(), r.text()
@@ -183,8 +163,6 @@ def parse_task(data: bytes, task: Task) -> tuple[int, TaskResult, str]:
 
 
 def build_runner() -> Path:
-    from .grade_day31 import _cached_build, runner_command
-
     command = runner_command(RUNNER_SOURCE)
     return _cached_build(RUNNER_NAME, [RUNNER_SOURCE], command, command.index("-o") + 1)
 

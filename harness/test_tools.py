@@ -1,0 +1,141 @@
+"""Finding the CUDA tools, and `make help`: the same nvcc for `make run` and `make test`.
+
+harness/find-cuda-tool.sh looks on the PATH, in $CUDA_HOME/bin, $CUDA_PATH/bin,
+then /usr/local/cuda/bin (and, for other tools, next to nvcc); scanlab/env.py
+looks in the same order, and every Makefile takes its NVCC from the script. A
+machine without the tools is simulated with fake toolkits in temporary folders
+and a PATH of /usr/bin:/bin. `make help` at the top and in a05-scan/ lists a
+line for every target a student would type.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from scanlab import env
+
+REPO = Path(__file__).resolve().parent.parent
+FIND = REPO / "harness" / "find-cuda-tool.sh"
+BARE_PATH = "/usr/bin:/bin"
+
+
+def fake_toolkit(root: Path, *tools: str) -> Path:
+    (root / "bin").mkdir(parents=True)
+    for tool in tools:
+        path = root / "bin" / tool
+        path.write_text("#!/bin/sh\necho fake\n")
+        path.chmod(0o755)
+    return root
+
+
+def find(name: str, **extra) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH", "NVCC")}
+    return subprocess.run([str(FIND), name], capture_output=True, text=True, timeout=30,
+                          env={**base, "PATH": BARE_PATH, **extra})
+
+
+def on_bare_path(name: str) -> bool:
+    """NAME in /usr/bin or /bin: found before any fake toolkit, so the order cannot be isolated."""
+    return any(Path(d, name).exists() for d in BARE_PATH.split(":"))
+
+
+def in_default_toolkit(name: str) -> bool:
+    return Path("/usr/local/cuda/bin", name).exists()
+
+
+def test_find_cuda_tool_looks_in_the_documented_order(tmp_path):
+    if on_bare_path("nvcc"):
+        pytest.skip("this machine has nvcc in /usr/bin, /bin or /usr/local/cuda/bin: the order cannot be isolated")
+    home, path = fake_toolkit(tmp_path / "home", "nvcc"), fake_toolkit(tmp_path / "path", "nvcc")
+    assert find("nvcc", CUDA_HOME=str(home), CUDA_PATH=str(path)).stdout.strip() == f"{home}/bin/nvcc"
+    assert find("nvcc", CUDA_PATH=str(path)).stdout.strip() == f"{path}/bin/nvcc"
+    on_path = fake_toolkit(tmp_path / "onpath", "nvcc")
+    proc = find("nvcc", CUDA_HOME=str(home), PATH=f"{on_path}/bin:{BARE_PATH}")
+    assert proc.stdout.strip() == f"{on_path}/bin/nvcc"  # the PATH first
+    if not in_default_toolkit("nvcc"):
+        missing = find("nvcc", CUDA_HOME=str(tmp_path / "nowhere"))
+        assert missing.returncode == 1 and missing.stdout == ""
+
+
+def test_find_cuda_tool_finds_other_tools_next_to_nvcc(tmp_path):
+    if on_bare_path("nvcc") or on_bare_path("compute-sanitizer") or in_default_toolkit("compute-sanitizer"):
+        pytest.skip("this machine has compute-sanitizer where it is found before nvcc's folder")
+    kit = fake_toolkit(tmp_path / "kit", "nvcc", "compute-sanitizer")
+    link = tmp_path / "links"
+    link.mkdir()
+    (link / "nvcc").symlink_to(kit / "bin" / "nvcc")  # nvcc on the PATH through a link, as distributions do
+    proc = find("compute-sanitizer", PATH=f"{link}:{BARE_PATH}")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"{kit}/bin/compute-sanitizer"
+
+
+def test_env_agrees_with_the_script(tmp_path, monkeypatch):
+    if on_bare_path("nvcc"):
+        pytest.skip("this machine has nvcc in a default place")
+    home = fake_toolkit(tmp_path / "home", "nvcc", "ncu")
+    for name in ("NVCC", "CUDA_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PATH", BARE_PATH)
+    monkeypatch.setenv("CUDA_HOME", str(home))
+    env.nvcc.cache_clear()
+    env._cuda_tool.cache_clear()
+    try:
+        assert env.nvcc() == find("nvcc", CUDA_HOME=str(home)).stdout.strip() == f"{home}/bin/nvcc"
+        assert env.ncu() == f"{home}/bin/ncu"
+    finally:
+        env.nvcc.cache_clear()
+        env._cuda_tool.cache_clear()
+
+
+def make(*args: str, **extra) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS", "NVCC", "CUDA_HOME",
+                                                              "CUDA_PATH", "SANITIZER", "NCU")}
+    return subprocess.run(["make", "--no-print-directory", *args], capture_output=True, text=True, timeout=120,
+                          cwd=REPO, env={**base, **extra})
+
+
+@pytest.mark.parametrize("folder", [".", "a05-scan", "exercises", "solutions"])
+def test_every_makefile_takes_nvcc_from_cuda_home_when_it_is_not_on_the_path(folder, tmp_path):
+    if on_bare_path("nvcc"):
+        pytest.skip("this machine has nvcc in a default place")
+    home = fake_toolkit(tmp_path / "home", "nvcc")
+    proc = make("-C", folder, "-p", "-n", "help" if folder in (".", "a05-scan") else "clean",
+                PATH=BARE_PATH, CUDA_HOME=str(home))
+    assert re.search(rf"^NVCC :?= {re.escape(str(home))}/bin/nvcc$", proc.stdout, re.M), proc.stdout[-2000:]
+
+
+def test_a_build_says_which_nvcc_it_uses_or_where_it_looked(tmp_path):
+    if on_bare_path("nvcc"):
+        pytest.skip("this machine has nvcc in a default place")
+    home = fake_toolkit(tmp_path / "home", "nvcc")
+    proc = make("need-nvcc", PATH=BARE_PATH, CUDA_HOME=str(home))
+    assert proc.returncode == 0 and proc.stdout.strip() == f"make: nvcc is {home}/bin/nvcc", proc.stdout
+    if not in_default_toolkit("nvcc"):
+        proc = make("need-nvcc", PATH=BARE_PATH)
+        assert proc.returncode != 0 and "nvcc not found (not on the PATH, nor in $CUDA_HOME/bin" in proc.stderr
+
+
+def test_make_sanitize_without_compute_sanitizer_says_so_in_one_line():
+    proc = make("sanitize", SANITIZER="/no/such/compute-sanitizer")
+    assert proc.returncode != 0
+    said = [line for line in proc.stderr.splitlines() if not line.startswith("make: ***")]
+    assert len(said) == 1 and said[0].startswith("make sanitize: compute-sanitizer not found"), proc.stderr
+
+
+@pytest.mark.parametrize("folder", [".", "a05-scan"])
+def test_make_help_lists_every_target(folder):
+    proc = make("-C", folder, "help")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines and all(line.startswith("make ") for line in lines), proc.stdout
+    makefile = (REPO / folder / "Makefile").read_text()
+    phony = re.search(r"^\.PHONY:((?:.*\\\n)*.*)$", makefile, re.M).group(1).replace("\\\n", " ").split()
+    listed = " ".join(lines)
+    for target in phony:
+        if target in ("all", "FORCE", "need-nvcc"):
+            continue
+        assert re.search(rf"\b{re.escape(target)}\b", listed), f"{folder}/Makefile: `make help` omits {target}"
