@@ -56,7 +56,11 @@ DEFAULT_SEED = 11
 # several per-run limits (20 s wall each), and a Day 31 one into the GPU limit (60 s).
 GRADE_TIMEOUT_S = {"drill01": 600, "drill02": 600, "day31": 900}
 FORGED = {"score": 1000, "tests": []}
-SANDBOX_UIDS = range(200_000, 300_000)  # scanlab.sandbox.UID_RANGE
+# The grades this module runs draw their uids from a range of their own (SCANLAB_UID_RANGE, outside
+# the default 200000-299999), so "no process left alive" can look at exactly their processes,
+# whatever else grades on this machine at the same time.
+SANDBOX_UIDS = range(400_000 + (os.getpid() % 500) * 1000, 400_000 + (os.getpid() % 500) * 1000 + 1000)
+GRADE_ENV = {**os.environ, "SCANLAB_UID_RANGE": f"{SANDBOX_UIDS.start}-{SANDBOX_UIDS.stop - 1}"}
 SKIPPED_IN_HASH = {".git", ".venv", "__pycache__", ".pytest_cache", "build"}
 # What a manifest may ask the report to mention: limits, signals, CUDA errors and the
 # graders' diagnoses, all phrases the graders promise to keep.
@@ -182,19 +186,17 @@ def suspects() -> dict[int, str]:
 def leftovers(before: dict[int, str]) -> list[str]:
     """New suspects still alive 0.5 s after the grade.
 
-    The evil-* ones (named by the corpus, so started by the submission this test
-    ran) are then killed by pid, so that one failure does not spill into the next
-    test. A process under a sandbox uid is only reported, never killed: it could
-    belong to another grading running on this machine at the same time (this
-    check assumes there is none)."""
+    Then they are killed by pid, so that one failure does not spill into the next
+    test: the evil-* ones are named by the corpus, so started by the submission this
+    test ran, and the uids are this module's own range (SANDBOX_UIDS), which no other
+    grading on the machine draws from."""
     time.sleep(0.5)
     left = {pid: what for pid, what in suspects().items() if pid not in before}
-    for pid, what in left.items():
-        if " comm 'evil-" in what:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
     return sorted(left.values())
 
 
@@ -202,7 +204,7 @@ def run_grade(exercise: str, submission: Path, seed: int, results: Path, cwd: Pa
     command = [sys.executable, str(GRADE), exercise, str(submission), "--seed", str(seed), "--json", str(results)]
     try:
         return subprocess.run(command, cwd=cwd, capture_output=True, text=True, errors="replace",
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+                              timeout=timeout, stdin=subprocess.DEVNULL, env=GRADE_ENV)
     except subprocess.TimeoutExpired as exc:
         pytest.fail(f"the grader did not finish within {timeout} s: {shlex.join(command)}\n"
                     f"{(exc.stdout or b'')[-3000:]!r}", pytrace=False)
@@ -313,7 +315,8 @@ def test_reproduce_line_is_shell_quoted_and_runs_from_the_repository_root(tmp_pa
     assert str(submission) in words, f"the reproduce line does not name {submission} as one word: {command}"
     assert "--seed" in words and words[words.index("--seed") + 1] == "5", f"the seed is not in: {command}"
     second = subprocess.run(["bash", "-c", f"{command} --json {shlex.quote(str(folder / 'second.json'))}"],
-                            cwd=REPO, capture_output=True, text=True, timeout=GRADE_TIMEOUT_S["drill01"])
+                            cwd=REPO, capture_output=True, text=True, timeout=GRADE_TIMEOUT_S["drill01"],
+                            env=GRADE_ENV)
     assert second.returncode == first.returncode, (f"the reproduce line run from {REPO} exited "
                                                    f"{second.returncode}:\n{second.stdout[-2000:]}{second.stderr}")
     verdicts = [{t["name"]: t["status"] for t in json.loads((folder / name).read_text())["tests"]}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -200,3 +201,15 @@ def test_a_toolchain_outside_usr_is_reachable(monkeypatch):
         assert out.ok, out.describe() + out.stderr
     finally:
         shutil.rmtree(base)
+
+
+@pytest.mark.parametrize("value, said", [("450000-450999", "range(450000, 451000)"),
+                                         ("", "range(200000, 300000)"),
+                                         ("5-10", "SCANLAB_UID_RANGE wants LO-HI"),
+                                         ("450999-450000", "SCANLAB_UID_RANGE wants LO-HI")])
+def test_the_uid_range_can_be_set_for_a_grader_of_its_own(value, said):
+    """test_corpus.py gives its grades a range no other grading draws from; a bad range is refused."""
+    proc = subprocess.run([sys.executable, "-c", "from scanlab import sandbox; print(sandbox.UID_RANGE)"],
+                          cwd=Path(__file__).resolve().parent, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "SCANLAB_UID_RANGE": value})
+    assert said in proc.stdout + proc.stderr, proc.stdout + proc.stderr

@@ -42,7 +42,20 @@ from pathlib import Path
 
 from .paths import REPO
 
-UID_RANGE = range(200_000, 300_000)  # the uids sandboxed runs get (when the grader runs as root)
+def _uid_range() -> range:
+    """The uids sandboxed runs get (when the grader runs as root): 200000-299999, or
+    SCANLAB_UID_RANGE=LO-HI (inclusive, within 100000-999999). A test that must tell its
+    own runs from those of anything else grading on the machine gives itself a range of its own."""
+    text = os.environ.get("SCANLAB_UID_RANGE", "")
+    if text:
+        lo, sep, hi = text.partition("-")
+        if not (sep and lo.isdigit() and hi.isdigit() and 100_000 <= int(lo) <= int(hi) <= 999_999):
+            raise ValueError(f"SCANLAB_UID_RANGE wants LO-HI within 100000-999999, not {text!r}")
+        return range(int(lo), int(hi) + 1)
+    return range(200_000, 300_000)
+
+
+UID_RANGE = _uid_range()
 INSIDE = "/sandbox"  # where the scratch folder appears inside the sandbox
 MAX_GET_BYTES = 256 << 20
 OOM_EXIT = 91  # drivers' new_handler: print OOM_MARKER and _Exit(91)
