@@ -42,7 +42,8 @@ Run (from a05-scan/):
     python triton/scan.py --help        every flag
 
 The benchmark writes scan_bench.csv and scan_bench.png into --out (default:
-this file's folder). What to observe: rowwise_cumsum should beat
+build/a05-scan/triton/ at the top of the repository, so nothing lands beside the
+sources). What to observe: rowwise_cumsum should beat
 torch.cumsum(dim=1), because a row of 1000 floats is one load, one tl.cumsum
 and one store; scan_1d should approach half the copy ceiling and no more,
 while torch.cumsum on one long array gets closer to the copy, because a
@@ -180,7 +181,7 @@ def parse_args(argv):
     p.add_argument("--cols", type=_list_of(_count, lambda v: 1 <= v <= 2**20, "--cols wants 1 to 2^20"),
                    metavar="L", help=f"rowwise_cumsum row length to time (default {DEFAULT_COLS})")
     p.add_argument("--out", metavar="DIR", help="where the benchmark writes scan_bench.csv and "
-                   "scan_bench.png (default: this file's folder)")
+                   "scan_bench.png (default: build/a05-scan/triton/ at the top of the repository)")
     p.add_argument("--seed", type=_seed, metavar="S",
                    help="seed for the random check data (default: drawn from the clock, printed)")
     args = p.parse_args(argv)
@@ -935,7 +936,7 @@ def main(args) -> int:
     sizes = args.bench_sizes or (QUICK_SIZES if args.quick else DEFAULT_SIZES)
     rows_list = args.rows or (QUICK_ROWS if args.quick else DEFAULT_ROWS)
     cols = args.cols or DEFAULT_COLS
-    out_dir = Path(args.out) if args.out else Path(__file__).resolve().parent
+    out_dir = Path(args.out) if args.out else Path(__file__).resolve().parents[2] / "build" / "a05-scan" / "triton"
     try:
         records = run_benchmark(device, sorted(set(sizes)), sorted(set(rows_list)), cols, scan_configs,
                                 row_configs, args.quick)
