@@ -55,13 +55,13 @@ attempt() {  # attempt NAME COMMAND...: run it, its output into its log; one lin
   esac
 }
 
-build() {  # build WHAT COMMAND...: a build step, quiet unless it fails
-  local log
-  log=$(log_of "$1")
+build_step() {  # build_step WHAT COMMAND...: a build, quiet unless it fails
+  local what=$1 log
+  log=$(log_of "$what")
   shift
   "$@" >"$log" 2>&1 && return 0
-  failed=$((failed + 1)); failures+=("$(basename "$log" .log)")
-  printf '%-8s %s (log: %s)\n' FAILED "build failed" "$(shown "$log")"
+  failed=$((failed + 1)); failures+=("$what")
+  printf '%-8s %s: the build failed (log: %s)\n' FAILED "$what" "$(shown "$log")"
   return 1
 }
 
@@ -103,7 +103,7 @@ if ! command -v "$NVCC" >/dev/null 2>&1; then
   done
 elif ! why=$(nvidia_gpu); then
   for p in "${cuda_programs[@]}"; do skip "${p%%:*}" "$why"; done
-elif build "make cuda" make --no-print-directory cuda; then
+elif build_step "make cuda" make --no-print-directory cuda; then
   for p in "${cuda_programs[@]}"; do attempt "${p%%:*}" "${p#*:}"; done
 fi
 
@@ -114,7 +114,7 @@ if ! command -v "$HIPCC" >/dev/null 2>&1; then
   for p in "${hip_programs[@]}"; do skip "${p%%:*}" "hipcc not found (see SETUP.md)"; done
 elif ! why=$(amd_gpu); then
   for p in "${hip_programs[@]}"; do skip "${p%%:*}" "$why"; done
-elif build "make hip" make --no-print-directory hip; then
+elif build_step "make hip" make --no-print-directory hip; then
   for p in "${hip_programs[@]}"; do attempt "${p%%:*}" "${p#*:}"; done
 fi
 

@@ -9,13 +9,13 @@ fails the back part with the diagnosis its mistake deserves.
 
 from __future__ import annotations
 
+import re
 from array import array
 from pathlib import Path
 
 import pytest
 
 from scanlab import grade_stretch as gs
-from scanlab.grading import Report
 
 REPO = Path(__file__).resolve().parent.parent
 FILE06 = "06_copy_if_partition.cu"
@@ -112,7 +112,6 @@ def test_drill06_solution_passes_and_starter_fails_the_back_part(tmp_path):
     starter = gs.grade("drill06", REPO / "exercises" / FILE06, tmp_path, seed=3)
     assert starter.check(gs.CHECK_FRONT).passed and not starter.check(gs.CHECK_BACK).passed, starter.text()
     assert "FORWARD order" in starter.check(gs.CHECK_BACK).feedback
-    assert isinstance(starter, Report)
 
 
 # ---- drills 04 and 05 -------------------------------------------------------------------------
@@ -229,12 +228,12 @@ def test_starter_and_solution_differ_only_inside_the_todo_region(name):
         starter = (REPO / "exercises" / f"{name}{suffix}").read_text().splitlines()
         solution = (REPO / "solutions" / f"{name}{suffix}").read_text().splitlines()
         changed_outside = []
-        marks = [i for i, line in enumerate(solution) if "TODO" in line and ("begin" in line or "end" in line)]
-        assert len(marks) >= 2, f"{name}{suffix}: no TODO begin/end markers"
+        marks = [i for i, line in enumerate(solution) if re.search(r"TODO.*\b(begins?|ends?)\b", line)]
+        assert len(marks) >= 2 and len(marks) % 2 == 0, f"{name}{suffix}: TODO begin/end markers unpaired: {marks}"
         for tag, i1, i2, _, _ in difflib.SequenceMatcher(a=solution, b=starter, autojunk=False).get_opcodes():
             if tag == "equal":
                 continue
-            if not any(marks[k] <= i1 and i2 <= marks[k + 1] + 1 for k in range(0, len(marks) - 1)):
+            if not any(marks[k] <= i1 and i2 <= marks[k + 1] + 1 for k in range(0, len(marks) - 1, 2)):
                 changed_outside.append((i1, i2))
         assert not changed_outside, f"{name}{suffix}: starter and solution differ outside the TODO region at " \
                                     f"solution lines {changed_outside[:3]}"

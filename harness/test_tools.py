@@ -139,3 +139,39 @@ def test_make_help_lists_every_target(folder):
         if target in ("all", "FORCE", "need-nvcc"):
             continue
         assert re.search(rf"\b{re.escape(target)}\b", listed), f"{folder}/Makefile: `make help` omits {target}"
+
+
+def test_find_cuda_tool_without_a_name_is_a_usage_error():
+    proc = subprocess.run([str(FIND)], capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and proc.stderr.startswith("usage: find-cuda-tool.sh NAME"), proc.stderr
+
+
+def test_make_run_names_a_failed_build_in_one_line_and_fails(tmp_path):
+    """A GPU that nvidia-smi lists and an nvcc that fails: one FAILED line, its log, status 1."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: a test double (UUID: GPU-0)'\n")
+    (fake / "nvidia-smi").chmod(0o755)
+    # NVIDIA_SMI=false: the drills' own Makefile then leaves Day 31 alone (the double is not a GPU).
+    proc = make("run", f"BUILD={tmp_path / 'build'}", PATH=f"{fake}:{os.environ['PATH']}", NVCC="/bin/false",
+                NVIDIA_SMI="false")
+    assert proc.returncode == 2, proc.stdout + proc.stderr  # run-lessons.sh's 1, which make reports as its 2
+    failed = [line for line in proc.stdout.splitlines() if line.startswith("FAILED")]
+    assert failed == [f"FAILED   make cuda: the build failed (log: {tmp_path}/build/run/make_cuda.log)"], proc.stdout
+    assert (tmp_path / "build" / "run" / "make_cuda.log").is_file()
+    assert proc.stdout.splitlines()[-1].startswith("make run: ") and "failed: make cuda" in proc.stdout
+
+
+def test_an_nvidia_smi_answer_that_is_not_a_gpu_is_a_reason_not_a_traceback(tmp_path, monkeypatch):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: a test double'\n")
+    (fake / "nvidia-smi").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:{BARE_PATH}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    env.nvidia_gpu.cache_clear()
+    try:
+        gpu, why = env.nvidia_gpu()
+    finally:
+        env.nvidia_gpu.cache_clear()
+    assert gpu is None and why.startswith("no usable NVIDIA GPU: nvidia-smi's answer is not"), why

@@ -32,7 +32,8 @@
 //     error text; when it loaded: u32 count and per kernel: str mangled, str demangled.
 //   task-I.bin: "GPRTSK01", u32 state (0 started and never finished, 1 finished,
 //     2 a CUDA error, 3 a kernel missing from the module), u32 the launch it reached
-//     (its index in the task), u32 CUresult, str error name, str error text, str the
+//     (its index in the task; the "started" file is rewritten before each launch, so
+//     it names the launch a killed process was in), u32 CUresult, str error name, str error text, str the
 //     step that failed; when finished, per dumped buffer: u64 byte count, the bytes
 //     (guards included). The "started" version is written first and replaced (by a
 //     rename) when the task ends, so a process killed inside a task leaves it marked.
@@ -454,6 +455,11 @@ bool runTask(size_t index, const Task& task, CUmodule module, double limit) {
     }
 
     for (const Launch& l : task.launches) {
+        if (reached > 0) {  // the marker names the launch a killed process was in
+            Writer marker(path);
+            header(marker, kStarted, reached, CUDA_SUCCESS, "");
+            marker.close();
+        }
         CUfunction kernel = nullptr;
         if (::cuModuleGetFunction(&kernel, module, l.kernel.c_str()) != CUDA_SUCCESS) {
             return failed(kNoSuchKernel, CUDA_SUCCESS, l.kernel);

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -121,9 +122,10 @@ def nvidia_gpu() -> tuple[NvidiaGpu | None, str]:
     if out.returncode != 0 or not lines:
         why = (out.stderr or out.stdout).strip().splitlines()
         return None, "no NVIDIA GPU: nvidia-smi lists none" + (f" ({why[0]})" if why else "")
-    name, cap = (part.strip() for part in lines[0].rsplit(",", 1))
-    major, minor = cap.split(".")
-    return NvidiaGpu(name, int(major), int(minor)), ""
+    found = re.fullmatch(r"\s*(.+?)\s*,\s*(\d+)\.(\d+)\s*", lines[0])
+    if found is None:  # an old driver without compute_cap, or something that is not nvidia-smi
+        return None, f"no usable NVIDIA GPU: nvidia-smi's answer is not 'name, major.minor': {lines[0][:120]!r}"
+    return NvidiaGpu(found.group(1), int(found.group(2)), int(found.group(3))), ""
 
 
 def require_nvidia_gpu() -> NvidiaGpu:
@@ -136,7 +138,7 @@ def require_nvidia_gpu() -> NvidiaGpu:
 def require_nvcc() -> str:
     path = nvcc()
     if path is None:
-        unavailable("nvcc", "nvcc not found on PATH or in /usr/local/cuda/bin")
+        unavailable("nvcc", "nvcc not found on the PATH, in $CUDA_HOME/bin, $CUDA_PATH/bin or /usr/local/cuda/bin")
     return path
 
 

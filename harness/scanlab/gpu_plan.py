@@ -205,7 +205,8 @@ def run_plan(fatbin: bytes, plan: Plan, gpu_lock: threading.Lock | None = None
                     break
                 state, result, _ = parse_task(raw, plan.tasks[k])
                 if state == STARTED:  # the process ended inside this task
-                    launch = plan.tasks[k].launches[result.reached].split()[1]
+                    launches = plan.tasks[k].launches  # the runner marks the launch it was in
+                    launch = launches[min(result.reached, len(launches) - 1)].split()[1]
                     if outcome.returncode == RUNNER_HUNG and not outcome.limit:
                         said = f"time limit {LAUNCH_LIMIT_S:g} s per launch exceeded"
                     else:
