@@ -114,6 +114,40 @@ def test_drill06_solution_passes_and_starter_fails_the_back_part(tmp_path):
     assert "FORWARD order" in starter.check(gs.CHECK_BACK).feedback
 
 
+# Planted mistakes, made from the reference answers at test time (so they follow every edit of
+# the answers): what each does wrong, the check that must fail, and what its feedback must say.
+PLANTED = {
+    "a wrong lane count (a literal 32 where the group width belongs)": (
+        "drill04", "04_warp_scan.cu", "for (int delta = 1; delta < L::width; delta *= 2)",
+        "for (int delta = 1; delta < 32; delta *= 2)", gs.CHECK04_64, "something assumes 32 lanes"),
+    "a weak look-back load (a plain load where the ordering needs a strong one)": (
+        "drill05", "05_lookback_scan.cu",
+        "    return word.load(cuda::memory_order_relaxed);\n}",
+        "    return descriptors[tile];  // planted: a plain load\n}", gs.CHECK05_MANY, "must be strong"),
+    "a partition whose back part is in input order": (
+        "drill06", FILE06, None, None, gs.CHECK_BACK, "FORWARD order"),
+}
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.slow
+@pytest.mark.parametrize("mistake", sorted(PLANTED))
+def test_planted_mistakes_fail_with_their_diagnosis(mistake, tmp_path):
+    drill, name, right, wrong, check, says = PLANTED[mistake]
+    if right is None:  # the starter is this mistake
+        planted = REPO / "exercises" / name
+    else:
+        text = (REPO / "solutions" / name).read_text()
+        assert text.count(right) == 1, f"the planted mistake no longer applies to solutions/{name}"
+        planted = tmp_path / name
+        planted.write_text(text.replace(right, wrong))
+    report = gs.grade(drill, planted, tmp_path, seed=5)
+    assert not report.check(check).passed, report.text()
+    assert says in report.check(check).feedback, report.text()
+    assert report.check("builds").passed, report.text()
+
+
 # ---- drills 04 and 05 -------------------------------------------------------------------------
 
 @pytest.mark.cuda
@@ -259,8 +293,81 @@ def test_stretch_solution_passes_and_starter_fails_pointing_at_its_todo(name, st
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck", "initcheck"])
 @pytest.mark.parametrize("name", STRETCH)
 def test_stretch_solutions_are_clean_under_compute_sanitizer(name, tool, stretch_build, sanitizer):
+    slow = ["--timeout", "300"] if name == "05_lookback_scan" else []  # its watchdog, under a slow sanitizer
     proc = subprocess.run([sanitizer, "--tool", tool, "--error-exitcode", "99",
-                           str(stretch_build / "solutions" / "cuda" / name), *QUICK[name], "--seed", "11"],
+                           str(stretch_build / "solutions" / "cuda" / name), *QUICK[name], *slow, "--seed", "11"],
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "ERROR SUMMARY: 0 errors" in proc.stdout + proc.stderr
+
+
+# ---- drill 05's library benchmark (solutions/bench_libraries.py) ------------------------------
+
+BENCH = REPO / "solutions" / "bench_libraries.py"
+H200_CSV = REPO / "solutions" / "results" / "h200-libraries.csv"
+
+
+def bench(*args: str, env_: dict | None = None) -> subprocess.CompletedProcess:
+    import sys
+
+    return subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True, timeout=600, env=env_)
+
+
+def test_library_benchmark_refuses_bad_command_lines_and_a_machine_without_gpu(tmp_path):
+    import os
+
+    fake = tmp_path / "prog"
+    fake.write_text("#!/bin/sh\nexit 0\n")
+    fake.chmod(0o755)
+    assert bench().returncode == 2  # neither program named
+    assert bench("--lookback", str(fake), "--scan", str(fake), "--min", "9").returncode == 2
+    assert bench("--lookback", str(fake), "--scan", str(tmp_path / "missing")).returncode == 2
+    assert bench("--no-such-flag").returncode == 2
+    assert bench("--plot", str(tmp_path / "missing.csv")).returncode == 2
+    no_gpu = bench("--lookback", str(fake), "--scan", str(fake), env_={**os.environ, "PATH": str(tmp_path)})
+    assert no_gpu.returncode == 3 and "nvidia-smi" in no_gpu.stderr, no_gpu.stderr
+
+
+def test_the_committed_h200_benchmark_has_every_row_and_supports_the_readme():
+    import csv
+
+    lines = H200_CSV.read_text().splitlines()
+    assert lines[0].startswith("# NVIDIA H200, driver "), lines[0]
+    rows = list(csv.DictReader(lines[1:]))
+    for k in range(16, 29):
+        found = {(r["implementation"], r["type"], r["scan"]) for r in rows if int(r["n"]) == 1 << k}
+        for dtype in ("float32", "int32"):
+            for scan in ("exclusive", "inclusive"):
+                assert {("look-back", dtype, scan), ("CUB", dtype, scan), ("Thrust", dtype, scan)} <= found, (k, found)
+            assert ("torch.cumsum", dtype, "inclusive") in found
+        assert {("copy", "-", "-"), ("3-phase 256x1", "float32", "exclusive"),
+                ("3-phase 256x8", "float32", "exclusive")} <= found
+    # The README's claims: from 2^22 up the look-back scan is no slower than CUB; at 2^28 it reaches
+    # 0.75 of the copy (exclusive) and the best 3-phase scan stays under its 0.50 bound.
+    look = [r for r in rows if r["implementation"] == "look-back" and int(r["n"]) >= 1 << 22]
+    assert min(float(r["vs_cub"]) for r in look) >= 1.0
+    top = {(r["implementation"], r["type"], r["scan"]): float(r["of_copy"]) for r in rows if int(r["n"]) == 1 << 28}
+    assert top[("look-back", "float32", "exclusive")] >= 0.74 and top[("3-phase 256x8", "float32", "exclusive")] < 0.5
+
+
+def test_the_benchmark_draws_a_png_from_a_csv(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib draws the benchmark's PNG")
+    table = tmp_path / "libraries.csv"
+    table.write_text(H200_CSV.read_text())
+    proc = bench("--plot", str(table))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert (tmp_path / "libraries.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.slow
+def test_the_library_benchmark_runs_and_validates_at_small_sizes(stretch_build, tmp_path):
+    out = tmp_path / "bench"
+    proc = make("solutions", "bench-libraries", stretch_build, NVCC=env.nvcc(),
+                BENCH_ARGS=f"--min 16 --max 17 --reps 2 --out {out}")
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    assert "every implementation matched the CPU at every size" in proc.stdout.strip().splitlines()[-1]
+    text = (out / "libraries.csv").read_text()
+    for name in ("copy", "look-back", "CUB", "Thrust", "3-phase 256x1", "3-phase 256x8"):
+        assert f",{name}," in text, name

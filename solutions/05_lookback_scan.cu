@@ -71,6 +71,8 @@
 #include <cuda_runtime.h>
 
 #include <cub/cub.cuh>
+#include <thrust/execution_policy.h>
+#include <thrust/scan.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -85,6 +87,7 @@
 #include <ctime>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -277,21 +280,46 @@ static std::string diagnose(const Check& c) {
 // to make grids of up to 8 million tiles for --stress (and the scalar path for the
 // sanitizers). A block is one tile of kThreads * kItems elements; with kItems a
 // multiple of 4 every thread moves 16-byte float4/int4 chunks on full tiles.
-// Written without a GPU: untuned. What to try first, one change at a time, with
-// --bench: kItems 8, 12 or 24 and kThreads 128 or 512 (bytes in flight against
-// blocks resident: the header prints registers and resident blocks); kSpinSleepNs 32
-// to 256 (fewer L2 reads from waiting warps); streaming cache hints, __ldcs on the
-// loads and __stcs on the stores (every byte is touched once); a minimum of blocks
-// per SM in __launch_bounds__; cp.async or TMA bulk copies into shared memory, so a
-// block can start its look-back while its tile is still arriving.
-constexpr int kThreads = 256;           // threads per block: a multiple of 32
-constexpr int kItems = 16;              // elements per thread: 1, 2, or a multiple of 4
+// Tuned on an H200 (CUDA 13.0), n = 2^28: 128 x 24 with pauses of 1500 and 800 ns
+// reaches 0.75 of a device-to-device copy (exclusive; 0.77 inclusive), 1.01x and
+// 1.05x CUB. Items per thread matter most (8: 0.57, 16: 0.65, 24: 0.70 with shorter
+// pauses), then the pauses (none: 0.62); the block size at 24 items moves it by 0.01
+// and streaming hints not at all. Still to try: cp.async or TMA bulk copies into
+// shared memory, so a block can start its look-back while its tile is arriving.
+// Each knob can be set on the compile line (-DLOOKBACK_ITEMS=16 and so on): that is
+// how the ablation in ../a05-scan/README.md built its variants.
+#ifndef LOOKBACK_THREADS
+#define LOOKBACK_THREADS 128
+#endif
+#ifndef LOOKBACK_ITEMS
+#define LOOKBACK_ITEMS 24
+#endif
+#ifndef LOOKBACK_FIRST_SLEEP_NS
+#define LOOKBACK_FIRST_SLEEP_NS 1500
+#endif
+#ifndef LOOKBACK_SLEEP_NS
+#define LOOKBACK_SLEEP_NS 800
+#endif
+#ifndef LOOKBACK_STREAMING
+#define LOOKBACK_STREAMING 0
+#endif
+constexpr int kThreads = LOOKBACK_THREADS;  // threads per block: a multiple of 32
+constexpr int kItems = LOOKBACK_ITEMS;      // elements per thread: 1, 2, or a multiple of 4
 constexpr int kSmallThreads = 64;       // --stress: 256-element tiles
 constexpr int kSmallItems = 4;
 constexpr int kTinyThreads = 32;        // --stress: 32-element tiles, one warp, scalar loads
 constexpr int kTinyItems = 1;
 constexpr int kLookbackWindow = 32;     // predecessors read at once: one per lane of warp 0
-constexpr unsigned int kSpinSleepNs = 0;  // pause between two reads of a window that was not ready; 0 = none
+// The two pauses of the look-back (0 = none). Before its first read, a tile waits
+// about one L2 round trip, the time its nearest predecessors need to publish; after a
+// read that found a needed predecessor not ready, it waits again before the next.
+// Without them the waiting warps poll the descriptors nonstop, and that traffic
+// competes with the loads and stores the whole GPU is making: on the H200 the two
+// pauses took the scan from 0.58 to 0.69 of the copy (the README's ablation).
+constexpr unsigned int kFirstSleepNs = LOOKBACK_FIRST_SLEEP_NS;
+constexpr unsigned int kSpinSleepNs = LOOKBACK_SLEEP_NS;
+// Streaming cache hints (ld.global.cs / st.global.cs) on the 16-byte loads and stores.
+constexpr bool kStreaming = LOOKBACK_STREAMING != 0;
 
 template <int kThreadsT, int kItemsT>
 struct TileShape {
@@ -405,6 +433,10 @@ __device__ __forceinline__ Descriptor load_descriptor(Descriptor* descriptors, u
     return word.load(cuda::memory_order_relaxed);
 }
 
+__device__ __forceinline__ void first_pause() {
+    if constexpr (kFirstSleepNs > 0) __nanosleep(kFirstSleepNs);
+}
+
 __device__ __forceinline__ void spin_pause() {
     if constexpr (kSpinSleepNs > 0) __nanosleep(kSpinSleepNs);
 }
@@ -457,7 +489,8 @@ __device__ __forceinline__ void load_tile(const T* __restrict__ in, size_t base,
         if (full_tile) {
 #pragma unroll
             for (int c = 0; c < S::kChunks; ++c) {
-                const auto q = *reinterpret_cast<const typename Vec4<T>::type*>(in + chunk_start<S>(base, c));
+                const auto* at = reinterpret_cast<const typename Vec4<T>::type*>(in + chunk_start<S>(base, c));
+                const auto q = kStreaming ? __ldcs(at) : *at;
                 v[4 * c + 0] = q.x;
                 v[4 * c + 1] = q.y;
                 v[4 * c + 2] = q.z;
@@ -488,7 +521,12 @@ __device__ __forceinline__ void store_tile(T* __restrict__ out, size_t base, siz
                 q.y = v[4 * c + 1];
                 q.z = v[4 * c + 2];
                 q.w = v[4 * c + 3];
-                *reinterpret_cast<typename Vec4<T>::type*>(out + chunk_start<S>(base, c)) = q;
+                auto* at = reinterpret_cast<typename Vec4<T>::type*>(out + chunk_start<S>(base, c));
+                if constexpr (kStreaming) {
+                    __stcs(at, q);
+                } else {
+                    *at = q;
+                }
             }
             return;
         }
@@ -629,6 +667,7 @@ __global__ void __launch_bounds__(S::kThreads)
             if (lane == 0) publish_descriptor(descriptors, 0, kFlagP, epoch, aggregate);
         } else {
             if (lane == 0) publish_descriptor(descriptors, tile, kFlagA, epoch, aggregate);
+            first_pause();
             prefix = lookback_exclusive_prefix(descriptors, tile, epoch, aggregate);
         }
         if (lane == 0) s_prefix = prefix;
@@ -675,6 +714,9 @@ struct Options {
     uint64_t seed = 0;
     bool seed_given = false;
     int reps = kDefaultReps;
+    int time_log2 = 0;  // --time-log2: time this one size (0: the default or --bench's sizes)
+    int bench_min = 22;  // --bench-min: --bench times 2^bench_min .. 2^28
+    std::string csv;     // --csv: every timed row also goes to this file
     int timeout_s = kDefaultTimeoutS;
     bool timed() const { return !check_only && !quick; }
 };
@@ -682,11 +724,12 @@ struct Options {
 static void printUsage(FILE* to) {
     std::fprintf(to,
                  "usage: 05_lookback_scan [--full] [--bench] [--stress] [--quick] [--check-only]\n"
+                 "                        [--bench-min K] [--csv FILE] [--time-log2 K]\n"
                  "                        [--seed S] [--reps R] [--timeout S] [--help]\n"
                  "\n"
                  "  --full         also check n = 2^28\n"
                  "  --bench        time n = 2^22 .. 2^28 (float32 and int32, exclusive and inclusive)\n"
-                 "                 against a device-to-device copy and CUB; without it, n = 2^24 only\n"
+                 "                 against a device-to-device copy, CUB and Thrust; without it, n = 2^24 only\n"
                  "  --stress       the never-hang suite: %d-element tiles over 2^24 + 7 elements, and\n"
                  "                 %d-, %d- and %d-element tiles over 2^28: far more tiles than can be\n"
                  "                 resident; each case is checked after one launch and after %d more\n"
@@ -695,6 +738,10 @@ static void printUsage(FILE* to) {
                  "  --check-only   every check, no timing\n"
                  "  --seed S       seed of the inputs and the random sizes (default: drawn from the clock,\n"
                  "                 printed)\n"
+                 "  --bench-min K  --bench starts at n = 2^K, K from 10 to 28 (default 22)\n"
+                 "  --csv FILE     also write every timed row to FILE (n, type, scan, implementation, ms,\n"
+                 "                 GB/s, the copy's GB/s): the library benchmark (make bench-libraries) reads it\n"
+                 "  --time-log2 K  time n = 2^K only, K from 10 to 28: one size while you try a tuning knob\n"
                  "  --reps R       timed repetitions per measurement, median reported, 1..%d (default %d)\n"
                  "  --timeout S    watchdog: a launch that has not finished after S seconds is reported as\n"
                  "                 hung and the program exits 1; 0 waits for ever (default %d)\n"
@@ -778,6 +825,19 @@ static Options parseOptions(int argc, char** argv) {
             unsigned long long r = 0;
             if (!parseUnsigned(v.c_str(), kMaxReps, r) || r == 0) usageError("--reps wants a whole number from 1 to 1000, not '%s'", v.c_str());
             opt.reps = int(r);
+        } else if (flag == "--bench-min") {
+            const std::string v = needValue();
+            unsigned long long k = 0;
+            if (!parseUnsigned(v.c_str(), 28, k) || k < 10) usageError("--bench-min wants a whole number from 10 to 28, not '%s'", v.c_str());
+            opt.bench_min = int(k);
+        } else if (flag == "--csv") {
+            opt.csv = needValue();
+            if (opt.csv.empty()) usageError("%s needs a file name", "--csv");
+        } else if (flag == "--time-log2") {
+            const std::string v = needValue();
+            unsigned long long k = 0;
+            if (!parseUnsigned(v.c_str(), 28, k) || k < 10) usageError("--time-log2 wants a whole number from 10 to 28, not '%s'", v.c_str());
+            opt.time_log2 = int(k);
         } else if (flag == "--timeout") {
             const std::string v = needValue();
             unsigned long long t = 0;
@@ -790,6 +850,8 @@ static Options parseOptions(int argc, char** argv) {
     if (opt.quick && (opt.full || opt.bench || opt.stress)) {
         usageError("%s is small sizes only: it does not combine with --full, --bench or --stress", "--quick");
     }
+    if ((opt.check_only || opt.quick) && opt.time_log2 != 0) usageError("%s times one size: it does not combine with --check-only or --quick", "--time-log2");
+    if (!opt.csv.empty() && !opt.timed()) usageError("%s writes timed rows: it does not combine with --check-only or --quick", "--csv");
     if (opt.check_only && opt.bench) usageError("%s times nothing: it does not combine with --bench", "--check-only");
     return opt;
 }
@@ -981,6 +1043,17 @@ static void cubScan(bool inclusive, void* temp, size_t temp_bytes, const T* d_in
     } else {
         CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, bytes, d_in, d_out, int(n)));
     }
+}
+
+// Thrust, as most C++ code calls it: it allocates its own scratch space on every call.
+template <typename T>
+static void thrustScan(bool inclusive, const T* d_in, T* d_out, size_t n) {
+    if (inclusive) {
+        thrust::inclusive_scan(thrust::device, d_in, d_in + n, d_out);
+    } else {
+        thrust::exclusive_scan(thrust::device, d_in, d_in + n, d_out);
+    }
+    CUDA_CHECK(cudaGetLastError());
 }
 
 template <typename T>
@@ -1271,7 +1344,7 @@ struct TimedRow {
 
 template <typename T>
 static void benchType(size_t n, uint64_t seed, int reps, double copy_ms, Buffers& buf, LookbackState& st, Gate& gate,
-                      std::vector<std::vector<std::string>>& rows, std::vector<TimedRow>& summary) {
+                      std::vector<std::vector<std::string>>& rows, std::vector<TimedRow>& summary, FILE* csv) {
     std::vector<T> input, out;
     makeInput(n, seed, input);
     upload(input, buf);
@@ -1287,24 +1360,42 @@ static void benchType(size_t n, uint64_t seed, int reps, double copy_ms, Buffers
         waitForStream("CUB");
         copyBack(out, static_cast<const T*>(d_out), n);
         const Check lib = checkScan(input, out, inclusive, std::max<size_t>(n, 1));  // one tile: the whole array
+        poison(buf.out, n * sizeof(T));
+        thrustScan(inclusive, d_in, d_out, n);
+        waitForStream("Thrust");
+        copyBack(out, static_cast<const T*>(d_out), n);
+        const Check thr = checkScan(input, out, inclusive, std::max<size_t>(n, 1));
         const bool mine_ok = gate.record(what, mine);
         const bool lib_ok = gate.record(what + " (CUB)", lib);
-        const bool ok = mine_ok && lib_ok;
+        const bool thrust_ok = gate.record(what + " (Thrust)", thr);
+        const bool ok = mine_ok && lib_ok && thrust_ok;
 
         const float ms = medianMs(buf, reps, what.c_str(), [&] { lookbackScan(Shape::Tuned, inclusive, d_in, d_out, n, st); });
         const float cub_ms = medianMs(buf, reps, "CUB", [&] { cubScan(inclusive, buf.cub_temp, buf.cub_temp_bytes, d_in, d_out, n); });
+        const float thrust_ms = medianMs(buf, reps, "Thrust", [&] { thrustScan(inclusive, d_in, d_out, n); });
         const double gbs = gbPerSecond(bytes, ms), cub_gbs = gbPerSecond(bytes, cub_ms);
+        if (csv != nullptr) {
+            const double thrust_gbs = gbPerSecond(bytes, thrust_ms);
+            for (const auto& [impl, t, g] : {std::tuple<const char*, double, double>{"look-back", ms, gbs},
+                                             {"CUB", cub_ms, cub_gbs}, {"Thrust", thrust_ms, thrust_gbs}}) {
+                std::fprintf(csv, "%zu,%s,%s,%s,%.5f,%.1f,%.1f\n", n, typeName<T>(), scanName(inclusive), impl, t, g,
+                             copy_gbs);
+            }
+        }
         rows.push_back({pow2Name(n), typeName<T>(), scanName(inclusive), ok ? "pass" : "FAIL", fmt("%.1f", copy_gbs),
                         fmt("%.4f", ms), fmt("%.1f", gbs), fmt("%.2f", gbs / copy_gbs), fmt("%.4f", cub_ms),
-                        fmt("%.1f", cub_gbs), fmt("%.2f", cub_gbs / copy_gbs), fmt("%.2fx", cub_ms / ms)});
+                        fmt("%.1f", cub_gbs), fmt("%.2f", cub_gbs / copy_gbs), fmt("%.2f", gbPerSecond(bytes, thrust_ms) / copy_gbs),
+                        fmt("%.2fx", cub_ms / ms)});
         summary.push_back({n, typeName<T>(), inclusive, gbs / copy_gbs, double(cub_ms) / double(ms)});
     }
 }
 
 static void runTiming(const Options& opt, uint64_t seed, Buffers& buf, LookbackState& st, Gate& gate) {
     std::vector<size_t> sizes;
-    if (opt.bench) {
-        for (int p = 22; p <= 28; ++p) sizes.push_back(size_t(1) << p);
+    if (opt.time_log2 != 0) {
+        sizes.push_back(size_t(1) << opt.time_log2);
+    } else if (opt.bench) {
+        for (int p = opt.bench_min; p <= 28; ++p) sizes.push_back(size_t(1) << p);
     } else {
         sizes.push_back(kDefaultTimedN);
     }
@@ -1314,16 +1405,30 @@ static void runTiming(const Options& opt, uint64_t seed, Buffers& buf, LookbackS
                 opt.reps, kWarmups);
     std::vector<std::vector<std::string>> rows;
     std::vector<TimedRow> summary;
+    FILE* csv = nullptr;
+    if (!opt.csv.empty()) {
+        csv = std::fopen(opt.csv.c_str(), "w");
+        if (csv == nullptr) {
+            std::fprintf(stderr, "lookback_scan: cannot write %s: %s\n", opt.csv.c_str(), std::strerror(errno));
+            std::exit(kExitFail);
+        }
+        std::fprintf(csv, "n,type,scan,implementation,ms,gb_per_s,copy_gb_per_s\n");
+    }
     for (size_t n : sizes) {
         const size_t bytes = n * sizeof(float);
         const float copy_ms = medianMs(buf, opt.reps, "copy", [&] {
             CUDA_CHECK(cudaMemcpyAsync(buf.out, buf.in, bytes, cudaMemcpyDeviceToDevice));
         });
-        benchType<float>(n, seed, opt.reps, copy_ms, buf, st, gate, rows, summary);
-        benchType<int>(n, seed, opt.reps, copy_ms, buf, st, gate, rows, summary);
+        if (csv != nullptr) std::fprintf(csv, "%zu,-,-,copy,%.5f,%.1f,%.1f\n", n, copy_ms, gbPerSecond(2.0 * bytes, copy_ms), gbPerSecond(2.0 * bytes, copy_ms));
+        benchType<float>(n, seed, opt.reps, copy_ms, buf, st, gate, rows, summary, csv);
+        benchType<int>(n, seed, opt.reps, copy_ms, buf, st, gate, rows, summary, csv);
+    }
+    if (csv != nullptr && std::fclose(csv) != 0) {
+        std::fprintf(stderr, "lookback_scan: writing %s failed\n", opt.csv.c_str());
+        std::exit(kExitFail);
     }
     printTable({"n", "type", "scan", "check", "copy GB/s", "look-back ms", "GB/s", "of copy", "CUB ms", "CUB GB/s",
-                "CUB of copy", "vs CUB"},
+                "CUB of copy", "Thrust of copy", "vs CUB"},
                rows);
 
     // Where the H200 targets stand (read by a person, never gated: timing varies).
@@ -1366,10 +1471,12 @@ int main(int argc, char** argv) {
 
     std::printf("GPU: %s (compute capability %d.%d), warp size %d, %d SMs, L2 cache %d MiB\n", prop.name, prop.major,
                 prop.minor, prop.warpSize, prop.multiProcessorCount, prop.l2CacheSize >> 20);
-    std::printf("Kernel: lookback_scan, %d threads x %d items = %d-element tiles, %s\n"
-                "        look-back window %d tiles; %d registers a thread; %d blocks per SM resident = %d tiles in flight\n",
+    std::printf("Kernel: lookback_scan, %d threads x %d items = %d-element tiles, %s%s\n"
+                "        look-back window %d tiles, pauses %u ns before the first read and %u ns between reads;\n"
+                "        %d registers a thread; %d blocks per SM resident = %d tiles in flight\n",
                 kThreads, kItems, TunedShape::kTile, TunedShape::kChunk == 4 ? "16-byte float4/int4 loads and stores" : "scalar loads and stores",
-                kLookbackWindow, attr.numRegs, resident, resident * prop.multiProcessorCount);
+                kStreaming ? " (streaming hints)" : "", kLookbackWindow, kFirstSleepNs, kSpinSleepNs, attr.numRegs, resident,
+                resident * prop.multiProcessorCount);
     std::printf("Seed: %" PRIu64 " (--seed %" PRIu64 " reproduces the inputs and the random sizes)\n", opt.seed, opt.seed);
     std::printf("Exactness: float32 inputs sum to at most 2^24 over the whole array, so every float sum is exact;\n"
                 "int32 inputs are 0..3, so every sum is below 2^31. Every comparison is exact (!=).\n\n");
@@ -1377,7 +1484,7 @@ int main(int argc, char** argv) {
     // Everything on the device is allocated here, before anything is timed.
     size_t max_n = (size_t(1) << 24) + 1;
     if (opt.quick) max_n = size_t(1) << 21;
-    if (opt.full || opt.bench || opt.stress) max_n = kBig;
+    if (opt.full || opt.bench || opt.stress || opt.time_log2 > 24) max_n = kBig;
     size_t max_tiles = tilesOf(max_n, TunedShape::kTile);
     if (opt.stress) max_tiles = tilesOf(kBig, TinyShape::kTile);
     max_tiles = std::max(max_tiles, tilesOf((size_t(1) << 20) + 3, TinyShape::kTile));
@@ -1387,7 +1494,7 @@ int main(int argc, char** argv) {
     LookbackState st;
     st.reserve(max_tiles);
     if (opt.timed()) {
-        const size_t timed_max = opt.bench ? kBig : kDefaultTimedN;
+        const size_t timed_max = opt.bench || opt.time_log2 > 24 ? kBig : kDefaultTimedN;
         buf.cub_temp_bytes = std::max(cubTempBytes<float>(timed_max), cubTempBytes<int>(timed_max));
         CUDA_CHECK(cudaMalloc(&buf.cub_temp, std::max<size_t>(buf.cub_temp_bytes, 1)));
         buf.flush_words = std::max<size_t>(2 * size_t(prop.l2CacheSize), size_t(8) << 20) / sizeof(int4);

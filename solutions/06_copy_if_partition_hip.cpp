@@ -971,6 +971,7 @@ int main(int argc, char** argv) {
                     "order is REVERSED input order, filled from out[n-1] downwards: see partition_scatter, between "
                     "the TODO markers\n", tally.back_in_input_order);
     }
-    std::printf("FAILED: %zu of %zu gated checks; first: %s\n", failed, tally.checks, tally.failures.front().c_str());
+    std::printf("FAILED: %zu of %zu gated checks; first: %s; look at partition_scatter (the TODO region) first\n",
+                failed, tally.checks, tally.failures.front().c_str());
     return kExitFail;
 }

@@ -141,10 +141,11 @@ std::vector<char> readFile(const std::string& path) {
     return data;
 }
 
+// The C++ name of a kernel; an extern "C" kernel's name is not mangled and stays as it is.
 std::string demangle(const char* mangled) {
     int status = 0;
     char* plain = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-    std::string result = status == 0 && plain != nullptr ? plain : "";
+    std::string result = status == 0 && plain != nullptr ? plain : mangled;
     std::free(plain);
     if (result.size() > kMostNameBytes) result.resize(kMostNameBytes);
     return result;

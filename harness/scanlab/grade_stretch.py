@@ -481,10 +481,21 @@ def cases05(seed: int) -> list[ScanCase]:
     return found
 
 
+HINT05_HANG = ("a tile waited for ever on a predecessor. The look-back's loads of a descriptor must be strong "
+               "(an atomic load at device scope, or volatile): a plain load may be hoisted out of the wait loop, or "
+               "served from this SM's L1, which never sees another SM's store; and every needed predecessor must "
+               "eventually be read as ready (look at the loop's exit conditions).")
+
+
 def grade05(submission: Path, workdir: Path, seed: int, mode: str, gpu_lock=None) -> Report:
     del workdir
-    return grade_scans("drill05", [CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY], CHECK05_CLEAN, wrapper05,
-                       cases05(seed), submission, seed, mode, gpu_lock)
+    report = grade_scans("drill05", [CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY], CHECK05_CLEAN, wrapper05,
+                         cases05(seed), submission, seed, mode, gpu_lock)
+    for name in (CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY):
+        check = report.check(name)
+        if not check.passed and "did not finish" in check.feedback:
+            check.feedback += f"\n  likely cause: {HINT05_HANG}"
+    return report
 
 
 # ---- compiling device code (shared by the stretch drills) ---------------------------------------
