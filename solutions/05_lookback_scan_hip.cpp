@@ -298,20 +298,33 @@ static std::string diagnose(const Check& c) {
 // sanitizers). A block is one tile of kThreads * kItems elements; with kItems a
 // multiple of 4 every thread moves 16-byte float4/int4 chunks on full tiles. Every
 // block is whole 64-lane wavefronts, so the same shapes run on wave64 and wave32.
-// Written without a GPU: untuned. What to try first, one change at a time, with
-// --bench: kItems 8, 12 or 24 and kThreads 128 or 512 (bytes in flight against
-// blocks resident: the header prints registers and resident blocks); kSpinSleep 1 or
-// 2 (fewer L2 reads from waiting wavefronts); nontemporal loads and stores
-// (__builtin_nontemporal_load/store: every byte is touched once).
-constexpr int kThreads = 256;           // threads per block: a multiple of 64
-constexpr int kItems = 16;              // elements per thread: 1, 2, or a multiple of 4
+// Untuned on AMD (no AMD GPU was reachable). On an H200 the CUDA file's best shape
+// was 128 x 24 with a pause before the first look-back read and between reads (0.75
+// of a copy against 0.58 for 256 x 16 without pauses; ../a05-scan/README.md, "One
+// pass against three"): try the same here, one change at a time, with --bench or
+// --time-log2 28. Each knob can be set on the compile line (-DLOOKBACK_ITEMS=24).
+#ifndef LOOKBACK_THREADS
+#define LOOKBACK_THREADS 256
+#endif
+#ifndef LOOKBACK_ITEMS
+#define LOOKBACK_ITEMS 16
+#endif
+#ifndef LOOKBACK_FIRST_SLEEP
+#define LOOKBACK_FIRST_SLEEP 0
+#endif
+#ifndef LOOKBACK_SLEEP
+#define LOOKBACK_SLEEP 0
+#endif
+constexpr int kThreads = LOOKBACK_THREADS;  // threads per block: a multiple of 64
+constexpr int kItems = LOOKBACK_ITEMS;      // elements per thread: 1, 2, or a multiple of 4
 constexpr int kSmallThreads = 64;       // --stress: 256-element tiles
 constexpr int kSmallItems = 4;
 constexpr int kTinyThreads = 64;        // --stress: 64-element tiles, one wavefront (two on wave32), scalar loads
 constexpr int kTinyItems = 1;
 constexpr int kMinLanes = 32;           // the narrowest wavefront: sizes the shared arrays
-constexpr int kSpinSleep = 0;           // pause between two reads of a window that was not ready
-                                        // (s_sleep units, about 64 clocks each); 0 = none
+constexpr int kFirstSleep = LOOKBACK_FIRST_SLEEP;  // pause before the first look-back read and
+constexpr int kSpinSleep = LOOKBACK_SLEEP;        // between two reads of a window that was not ready
+                                                  // (s_sleep units, about 64 clocks each); 0 = none
 
 template <int kThreadsT, int kItemsT>
 struct TileShape {
@@ -387,15 +400,19 @@ __device__ __forceinline__ void atomic_store_relaxed(Descriptor* word, Descripto
 #endif
 }
 
-__device__ __forceinline__ void spin_pause() {
-    if constexpr (kSpinSleep > 0) {
+template <int kUnits>
+__device__ __forceinline__ void sleep_units() {
+    if constexpr (kUnits > 0) {
 #if defined(SCANLAB_HIP_ON_CUDA)
-        __nanosleep(64u * unsigned(kSpinSleep));
+        __nanosleep(64u * unsigned(kUnits));
 #else
-        __builtin_amdgcn_s_sleep(kSpinSleep);
+        __builtin_amdgcn_s_sleep(kUnits);
 #endif
     }
 }
+
+__device__ __forceinline__ void first_pause() { sleep_units<kFirstSleep>(); }
+__device__ __forceinline__ void spin_pause() { sleep_units<kSpinSleep>(); }
 
 // ---- GPU kernels: the tile descriptors ----------------------------------------
 //
@@ -715,6 +732,7 @@ __global__ void __launch_bounds__(S::kThreads)
             if (lane == 0) publish_descriptor(descriptors, 0, kFlagP, epoch, aggregate);
         } else {
             if (lane == 0) publish_descriptor(descriptors, tile, kFlagA, epoch, aggregate);
+            first_pause();
             prefix = lookback_exclusive_prefix(descriptors, tile, epoch, aggregate);
         }
         if (lane == 0) s_prefix = prefix;
@@ -761,6 +779,7 @@ struct Options {
     uint64_t seed = 0;
     bool seed_given = false;
     int reps = kDefaultReps;
+    int time_log2 = 0;  // --time-log2: time this one size (0: the default or --bench's sizes)
     int timeout_s = kDefaultTimeoutS;
     bool timed() const { return !check_only && !quick; }
 };
@@ -768,7 +787,7 @@ struct Options {
 static void printUsage(FILE* to) {
     std::fprintf(to,
                  "usage: 05_lookback_scan_hip [--full] [--bench] [--stress] [--quick] [--check-only]\n"
-                 "                            [--seed S] [--reps R] [--timeout S] [--help]\n"
+                 "                            [--time-log2 K] [--seed S] [--reps R] [--timeout S] [--help]\n"
                  "\n"
                  "  --full         also check n = 2^28\n"
                  "  --bench        time n = 2^22 .. 2^28 (float32 and int32, exclusive and inclusive)\n"
@@ -782,6 +801,7 @@ static void printUsage(FILE* to) {
                  "  --check-only   every check, no timing\n"
                  "  --seed S       seed of the inputs and the random sizes (default: drawn from the clock,\n"
                  "                 printed)\n"
+                 "  --time-log2 K  time n = 2^K only, K from 10 to 28: one size while you try a tuning knob\n"
                  "  --reps R       timed repetitions per measurement, median reported, 1..%d (default %d)\n"
                  "  --timeout S    watchdog: a launch that has not finished after S seconds is reported as\n"
                  "                 hung and the program exits 1; 0 waits for ever (default %d)\n"
@@ -865,6 +885,11 @@ static Options parseOptions(int argc, char** argv) {
             unsigned long long r = 0;
             if (!parseUnsigned(v.c_str(), kMaxReps, r) || r == 0) usageError("--reps wants a whole number from 1 to 1000, not '%s'", v.c_str());
             opt.reps = int(r);
+        } else if (flag == "--time-log2") {
+            const std::string v = needValue();
+            unsigned long long k = 0;
+            if (!parseUnsigned(v.c_str(), 28, k) || k < 10) usageError("--time-log2 wants a whole number from 10 to 28, not '%s'", v.c_str());
+            opt.time_log2 = int(k);
         } else if (flag == "--timeout") {
             const std::string v = needValue();
             unsigned long long t = 0;
@@ -877,6 +902,7 @@ static Options parseOptions(int argc, char** argv) {
     if (opt.quick && (opt.full || opt.bench || opt.stress)) {
         usageError("%s is small sizes only: it does not combine with --full, --bench or --stress", "--quick");
     }
+    if ((opt.check_only || opt.quick) && opt.time_log2 != 0) usageError("%s times one size: it does not combine with --check-only or --quick", "--time-log2");
     if (opt.check_only && opt.bench) usageError("%s times nothing: it does not combine with --bench", "--check-only");
     return opt;
 }
@@ -1422,7 +1448,9 @@ static void benchType(size_t n, uint64_t seed, int reps, double copy_ms, Buffers
 
 static void runTiming(const Options& opt, uint64_t seed, Buffers& buf, LookbackState& st, Gate& gate) {
     std::vector<size_t> sizes;
-    if (opt.bench) {
+    if (opt.time_log2 != 0) {
+        sizes.push_back(size_t(1) << opt.time_log2);
+    } else if (opt.bench) {
         for (int p = 22; p <= 28; ++p) sizes.push_back(size_t(1) << p);
     } else {
         sizes.push_back(kDefaultTimedN);
@@ -1488,7 +1516,7 @@ int main(int argc, char** argv) {
     // Everything on the device is allocated here, before anything is timed.
     size_t max_n = (size_t(1) << 24) + 1;
     if (opt.quick) max_n = size_t(1) << 21;
-    if (opt.full || opt.bench || opt.stress) max_n = kBig;
+    if (opt.full || opt.bench || opt.stress || opt.time_log2 > 24) max_n = kBig;
     size_t max_tiles = tilesOf(max_n, TunedShape::kTile);
     if (opt.stress) max_tiles = tilesOf(kBig, TinyShape::kTile);
     max_tiles = std::max(max_tiles, tilesOf((size_t(1) << 20) + 3, TinyShape::kTile));
@@ -1499,7 +1527,7 @@ int main(int argc, char** argv) {
     st.reserve(max_tiles);
     if (opt.timed()) {
 #if SCANLAB_HAVE_ROCPRIM
-        const size_t timed_max = opt.bench ? kBig : kDefaultTimedN;
+        const size_t timed_max = opt.bench || opt.time_log2 > 24 ? kBig : kDefaultTimedN;
         buf.lib_temp_bytes = std::max(libraryTempBytes<float>(timed_max), libraryTempBytes<int>(timed_max));
         HIP_CHECK(hipMalloc(&buf.lib_temp, std::max<size_t>(buf.lib_temp_bytes, 1)));
 #endif
