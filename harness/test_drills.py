@@ -556,6 +556,21 @@ def test_drill03_wrong_answers_fail_with_counts_and_hints(tmp_path):
     assert report.check("bl_adds_1000").feedback.startswith("not answered")
 
 
+@pytest.mark.parametrize("mode", ["self-study", "course"])
+def test_drill03_lab1_barrier_counts_get_the_convention_hint(tmp_path, mode):
+    """Lab 1's table counts the load's barrier (11 and 22 at 1024); the drill does not (10 and 20)."""
+    text = (SOLUTIONS / FILES["drill03"]).read_text()
+    for old, new in (("hs_barriers_1024 = 10", "hs_barriers_1024 = 11"), ("bl_barriers_1024 = 20", "bl_barriers_1024 = 22")):
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / "answers.md"
+    path.write_text(text)
+    report = gd.grade("drill03", path, tmp_path / "work", seed=0, mode=mode)
+    assert failed_names(report) == {"hs_barriers_1024", "bl_barriers_1024"}, report.text()
+    for name in ("hs_barriers_1024", "bl_barriers_1024"):
+        assert "the way Lab 1's barriers/tile column does" in report.check(name).feedback, report.text()
+
+
 # ---- the counting program against closed forms ----------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -369,5 +369,5 @@ def test_the_library_benchmark_runs_and_validates_at_small_sizes(stretch_build, 
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "every implementation matched the CPU at every size" in proc.stdout.strip().splitlines()[-1]
     text = (out / "libraries.csv").read_text()
-    for name in ("copy", "look-back", "CUB", "Thrust", "3-phase 256x1", "3-phase 256x8"):
+    for name in ("copy", "look-back", "CUB", "Thrust", "3-phase 256x1", "3-phase 256x8", "3-phase 128x8 warp"):
         assert f",{name}," in text, name

@@ -7,8 +7,8 @@ Rows, for n = 2^16 .. 2^28:
   CUB, Thrust    cub::DeviceScan::{Exclusive,Inclusive}Sum and thrust::{exclusive,inclusive}_scan,
                  timed by the same program, in the same way
   3-phase 256x1  a05-scan/cuda/scan.cu Part 3 at its default shape (one element a thread)
-  3-phase 256x8  ... with 8 elements a thread, its fastest shape on the H200 (float32 and
-                 exclusive only: Lab 1 scans floats)
+  3-phase 256x8  ... with 8 elements a thread, and 128x8 with the warp block scan, its
+                 fastest shape on the H200 (float32 and exclusive only: Lab 1 scans floats)
   torch.cumsum   when torch with CUDA is importable (an inclusive scan; it has no exclusive one)
 
 Every implementation is checked exactly against the CPU at every size before it is timed (the
@@ -36,10 +36,12 @@ from pathlib import Path
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
 FIELDS = ["n", "type", "scan", "implementation", "ms", "gb_per_s", "of_copy", "vs_cub"]
-THREE_PHASE = [("3-phase 256x1", []), ("3-phase 256x8", ["--items", "8"])]
+THREE_PHASE = [("3-phase 256x1", []), ("3-phase 256x8", ["--items", "8"]),
+               ("3-phase 128x8 warp", ["--threads", "128", "--items", "8", "--block-scan", "warp"])]
 EXACT_LIMIT = 1 << 24  # float32 holds every integer up to here
 COLOURS = {"copy": "tab:gray", "look-back": "tab:red", "CUB": "tab:blue", "Thrust": "tab:cyan",
-           "torch.cumsum": "tab:purple", "3-phase 256x1": "tab:olive", "3-phase 256x8": "tab:green"}
+           "torch.cumsum": "tab:purple", "3-phase 256x1": "tab:olive", "3-phase 256x8": "tab:green",
+           "3-phase 128x8 warp": "tab:brown"}
 
 
 def fail(message: str, status: int = EXIT_FAIL) -> None:

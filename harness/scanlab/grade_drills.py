@@ -1595,16 +1595,28 @@ SLOTS03 = {
     "shfl_block_adds_1024": "adds of the warp-shuffle block scan",
 }
 
+# Two ways to count barriers: the drill (and the page) count one barrier per level of the tree;
+# Lab 1's "barriers/tile" column counts every __syncthreads() the kernel runs, the one after
+# loading the tile included (and Blelloch's after clearing the root).
+LAB1_BARRIERS = ("that counts the way Lab 1's barriers/tile column does, every __syncthreads() including "
+                 "the one after loading the tile; this drill counts one barrier per level of the tree and "
+                 "leaves the load's barrier out (see the definitions at the top).")
+
 # Wrong answers worth a sentence: slot -> {wrong value: why}.
 HINTS03 = {
     "serial_adds_1024": {1024: "the first element needs no add: n - 1."},
     "hs_adds_1024": {10240: "n log2 n gives every thread an add at every level, but threads tid < d have nothing "
                             "to their left and only copy."},
     "hs_barriers_1024": {20: "20 is the register-staged variant (two barriers a level); the model is "
-                             "double-buffered, one barrier a level."},
+                             "double-buffered, one barrier a level.",
+                         11: LAB1_BARRIERS + " 11 is Lab 1's count for the double-buffered kernel.",
+                         21: LAB1_BARRIERS + " 21 is Lab 1's count for the register-staged kernel, which the model "
+                                             "is not."},
     "bl_threads_1024": {1024: "Blelloch's block has one thread per PAIR: n/2."},
     "bl_levels_1024": {10: "that is one sweep; the up-sweep and the down-sweep have log2 n levels each."},
-    "bl_barriers_1024": {10: "one barrier per level, and there are levels in both sweeps."},
+    "bl_barriers_1024": {10: "one barrier per level, and there are levels in both sweeps.",
+                         22: LAB1_BARRIERS + " 22 is Lab 1's count, which adds the barriers after the load and "
+                                             "after clearing the root."},
     "bl_adds_1024": {1023: "that is the up-sweep alone; the down-sweep does as many again.",
                      2048: "each sweep touches the n - 1 internal nodes of the tree: 2(n - 1)."},
     "bl_levels_under_25pct_1024": {16: "16 is what 1024 threads would give; Blelloch runs n/2 = 512 threads, "
@@ -1619,10 +1631,11 @@ HINTS03_COURSE = {
     "serial_adds_1024": {1024: "the first element needs no add."},
     "hs_adds_1024": {10240: HINTS03["hs_adds_1024"][10240]},
     "hs_barriers_1024": {20: "that is the register-staged variant (two barriers a level); the model is "
-                             "double-buffered, one barrier a level."},
+                             "double-buffered, one barrier a level.",
+                         11: LAB1_BARRIERS, 21: LAB1_BARRIERS + " It is also the register-staged kernel's count."},
     "bl_threads_1024": {1024: "Blelloch's block has one thread per PAIR of elements."},
     "bl_levels_1024": {10: "that is one sweep; the down-sweep walks the tree back and has its own levels."},
-    "bl_barriers_1024": {10: HINTS03["bl_barriers_1024"][10]},
+    "bl_barriers_1024": {10: HINTS03["bl_barriers_1024"][10], 22: LAB1_BARRIERS},
     "bl_adds_1024": {1023: HINTS03["bl_adds_1024"][1023],
                      2048: "each sweep adds only at the internal nodes of the tree, not at every element."},
     "bl_levels_under_25pct_1024": {16: "that is what a block of one thread per element would give; Blelloch runs "
