@@ -1,0 +1,283 @@
+"""Every command the documentation shows, checked.
+
+The commands are taken from the code blocks of the READMEs and SETUP.md: fenced blocks
+marked bash (every line), fenced blocks of program output (the lines starting with "$ "),
+and indented blocks. Each command is read from the directory its document is about
+(DOC_DIRS) and checked statically: every make target exists in the Makefile it reaches,
+every script and program it runs exists (a built binary under build/ is traced to the
+source file it is built from), every --flag it passes is one that program accepts, and
+every other path it names exists (outputs, placeholders and shell variables aside).
+The commands that need no GPU and run in seconds (RUNS) are then run, as shown, in a
+fresh clone: each must exit with its documented status and leave no file outside build/.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+# Each document, and the directory its commands run from.
+DOC_DIRS = {"README.md": ".", "SETUP.md": ".", "harness/README.md": ".", "a05-scan/README.md": "a05-scan",
+            "exercises/README.md": "exercises", "day31-scan/README.md": "day31-scan",
+            "a05-scan/triton/README.md": "a05-scan"}
+# Tools that are not ours: their flags are not checked here.
+FOREIGN = {"nvcc", "hipcc", "nvidia-smi", "rocminfo", "grep", "mkdir", "cp", "unzip", "git", "pip", "apt-get",
+           "sudo", "sbatch", "compute-sanitizer", "ncu", "nsys", "rocprofv3", "cd", "export", "bash", "sh", "echo",
+           "cat", "ls", "rm", "diff", "tar", "docker"}
+# The no-GPU commands run as shown: (document, command) -> the exit status the documentation gives.
+RUNS = {
+    ("README.md", "python3 harness/grade.py --list"): 0,
+    ("harness/README.md", "python3 harness/grade.py --list"): 0,
+    ("exercises/README.md", "python3 ../harness/grade.py drill01 01_exclusive_to_inclusive.cpp"): 1,  # the starter
+    ("exercises/README.md", "python3 ../harness/grade.py drill02 02_segmented_scan.cpp"): 1,
+    ("exercises/README.md", "make"): 0,
+}
+OUTPUT_FLAGS = {"-o", "--out", "--json", "--keep", "--csv", "-d"}
+
+
+@dataclass
+class Command:
+    doc: str
+    line: int
+    text: str   # as shown, without its prompt and trailing comment
+    cwd: str    # relative to the repository root, after any `cd` earlier in the same line
+
+    def __str__(self) -> str:
+        return f"{self.doc}:{self.line}: {self.text}"
+
+
+def strip_comment(line: str) -> str:
+    """The command without a trailing `# ...` (a # inside quotes stays)."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            quote = None if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (i == 0 or line[i - 1] in " \t"):
+            return line[:i].rstrip()
+    return line.rstrip()
+
+
+def commands_of(doc: str) -> list[Command]:
+    lines = (REPO / doc).read_text().splitlines()
+    found: list[tuple[int, str]] = []
+    fence, lang = False, ""
+    pending = ""
+    for i, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            fence, lang = not fence, line[3:].strip()
+            continue
+        if fence:
+            if lang in ("bash", "sh", "shell"):
+                text = line
+            elif line.startswith("$ "):
+                text = line[2:]
+            else:
+                continue
+        elif line.startswith("    ") and line.strip() and (lines[i - 2].strip() == "" or lines[i - 2].startswith("    ")):
+            text = line[4:]
+        else:
+            continue
+        text = strip_comment(text.strip())
+        if not text or text.startswith("#"):
+            continue
+        if pending:  # a continued line
+            text, start = pending + " " + text, found.pop()[0]
+        else:
+            start = i
+        pending = text[:-1].rstrip() if text.endswith("\\") else ""
+        found.append((start, text[:-1].rstrip() if pending else text))
+    result = []
+    for number, text in found:
+        cwd = DOC_DIRS[doc]
+        for part in re.split(r"\s*(?:&&|;|\|\|)\s*", text):
+            part = part.split("|")[0].strip()  # a pipeline: its first command names the program
+            if not part:
+                continue
+            if part.startswith("(") or part.endswith(")"):
+                part = part.strip("()")
+            words = shlex.split(part, posix=True) if _balanced(part) else part.split()
+            if words[:1] == ["cd"] and len(words) == 2 and "$" not in words[1]:
+                cwd = str((Path(cwd) / words[1])) if not words[1].startswith("/") else words[1]
+                continue
+            result.append(Command(doc, number, part, cwd))
+    return result
+
+
+def _balanced(text: str) -> bool:
+    try:
+        shlex.split(text)
+        return True
+    except ValueError:
+        return False
+
+
+def all_commands() -> list[Command]:
+    return [c for doc in DOC_DIRS for c in commands_of(doc)]
+
+
+def is_usage(command: Command) -> bool:
+    """A synopsis, not a command: optional parts in brackets or an ellipsis."""
+    return bool(re.search(r"\[-|\.\.\.|\|self-study", command.text))
+
+
+def placeholder(word: str) -> bool:
+    return bool(re.search(r"[$*{}<>]", word) or re.fullmatch(r"[A-Z][A-Z0-9_./-]*", word)
+                or word.startswith("/tmp/") or word.startswith("-") or "=" in word)
+
+
+# ---- what a word refers to --------------------------------------------------------------------
+
+def make_targets(directory: Path) -> set[str]:
+    """Every target the Makefile in `directory` defines (make's database, nothing run)."""
+    proc = subprocess.run(["make", "-pRrq", "-C", str(directory), ":"], capture_output=True, text=True,
+                          timeout=120)
+    targets = set()
+    for line in proc.stdout.splitlines():
+        found = re.match(r"^([A-Za-z0-9_.%/$()-][^:=#\s]*)\s*:(?!=)", line)
+        if found and not line.startswith(("#", "\t")):
+            targets.add(found.group(1))
+    return targets
+
+
+_TARGETS: dict[Path, set[str]] = {}
+
+
+def targets_in(directory: Path) -> set[str]:
+    if directory not in _TARGETS:
+        _TARGETS[directory] = make_targets(directory)
+    return _TARGETS[directory]
+
+
+def source_of(program: Path) -> Path | None:
+    """The source a program is, or is built from: the file itself, or for build/<dir>/.../<name>,
+    the <name>.cu/.cpp/.py under the matching source directory."""
+    if program.is_file() and program.suffix in (".py", ".sh", ""):
+        return program
+    try:
+        relative = program.resolve().relative_to(REPO / "build")
+    except ValueError:
+        return None
+    parts = relative.parts
+    candidates = []
+    for suffix in (".cu", ".cpp", ".py"):
+        for folder in (Path(*parts[:-1]), Path(*parts[:-2]) if len(parts) > 2 else Path(parts[0])):
+            candidates.append(REPO / folder / f"{parts[-1]}{suffix}")
+            candidates.append(REPO / folder / f"{parts[-1].replace('_hip', '')}_hip{suffix}")
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def check(command: Command) -> list[str]:
+    """What is wrong with one command: names that do not exist."""
+    problems = []
+    cwd = REPO / command.cwd
+    words = shlex.split(command.text) if _balanced(command.text) else command.text.split()
+    while words and re.fullmatch(r"[A-Z_][A-Z0-9_]*=.*", words[0]):  # VAR=value prefixes
+        words = words[1:]
+    if not words:
+        return problems
+    program, args = words[0], words[1:]
+    if program in ("python3", "python"):
+        if args[:1] == ["-c"]:
+            return problems
+        if args[:2] == ["-m", "pytest"]:
+            program, args = None, args[2:]
+        else:
+            program, args = args[0], args[1:]
+    if program == "make":
+        directory, targets = cwd, []
+        k = 0
+        while k < len(args):
+            if args[k] == "-C":
+                directory, k = cwd / args[k + 1], k + 2
+                continue
+            if not args[k].startswith("-") and "=" not in args[k]:
+                targets.append(args[k])
+            k += 1
+        if not (directory / "Makefile").is_file():
+            return [f"no Makefile in {directory.relative_to(REPO)}"]
+        for target in targets:
+            if target not in targets_in(directory):
+                problems.append(f"make target '{target}' is not in {(directory / 'Makefile').relative_to(REPO)}")
+        return problems
+    if program is not None and program not in FOREIGN and not placeholder(program):
+        path = (cwd / program) if "/" in program else None
+        if path is None:
+            return problems  # a command on the PATH that is not ours
+        source = source_of(path)
+        if source is None:
+            return [f"{program}: no such file, and no source it is built from"]
+        text = source.read_text(errors="replace")
+        if source.suffix == ".py":  # argparse adds --help; a script's subcommands may live in its package
+            text += '"--help"' + "".join(p.read_text(errors="replace") for p in source.parent.glob("*/*.py"))
+        for arg in args:
+            flag = arg.split("=")[0]
+            if re.fullmatch(r"--[a-z][a-z0-9-]*", flag) and f'"{flag}"' not in text and f"'{flag}'" not in text:
+                problems.append(f"{program} has no flag {flag} (looked in {source.relative_to(REPO)})")
+    if is_usage(command):
+        return problems  # a synopsis: its words are placeholders
+    previous = ""
+    for arg in args:
+        if previous in OUTPUT_FLAGS or placeholder(arg) or previous == ">":
+            previous = arg
+            continue
+        previous = arg
+        looks_like_path = "/" in arg or re.search(r"\.(cu|cpp|py|md|sh|csv|png|ipynb|toml|json|txt)$", arg)
+        if looks_like_path and not arg.startswith(("http", "gfx", "sm_")) and not re.search(r"\d\^", arg):
+            target = cwd / arg
+            inside_build = str(target.resolve()).startswith(str(REPO / "build"))
+            if not target.exists() and not inside_build:
+                problems.append(f"{arg}: no such file or folder (from {command.cwd})")
+    return problems
+
+
+# ---- the tests ------------------------------------------------------------------------------
+
+def test_the_documents_show_commands_and_the_extractor_finds_them():
+    commands = all_commands()
+    docs = {c.doc for c in commands}
+    assert docs == set(DOC_DIRS), set(DOC_DIRS) - docs
+    texts = {(c.doc, c.text) for c in commands}
+    for key in RUNS:
+        assert key in texts, f"{key[0]} no longer shows `{key[1]}`: update RUNS"
+
+
+def test_every_documented_command_names_targets_programs_flags_and_paths_that_exist():
+    problems = []
+    for command in all_commands():
+        for problem in check(command):
+            problems.append(f"{command}\n    {problem}")
+    assert not problems, "\n".join(problems)
+
+
+def test_the_checker_catches_a_wrong_target_flag_and_path():
+    assert check(Command("x", 1, "make no-such-target", "."))
+    assert check(Command("x", 1, "../build/day31-scan/scan --no-such-flag", "day31-scan"))
+    assert check(Command("x", 1, "python3 harness/grade.py drill01 exercises/nope.cpp", "."))
+    assert not check(Command("x", 1, "../build/day31-scan/scan --n 1025 --block 256", "day31-scan"))
+    assert not check(Command("x", 1, "make -C a05-scan run-cuda", "."))
+
+
+@pytest.mark.slow
+def test_the_no_gpu_commands_run_as_shown_with_their_documented_status(tmp_path):
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, timeout=300)
+    for (doc, text), status in sorted(RUNS.items()):
+        cwd = clone / DOC_DIRS[doc]
+        proc = subprocess.run(text, shell=True, cwd=cwd, capture_output=True, text=True, timeout=900)
+        assert proc.returncode == status, f"{doc}: `{text}` exited {proc.returncode}, documented {status}\n" \
+                                          f"{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
+    left = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=clone,
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+    outside = [line for line in left if not line[3:].startswith(("build/", ".venv/"))]
+    assert not outside, f"the documented commands left files outside build/: {outside}"
