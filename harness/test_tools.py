@@ -175,3 +175,48 @@ def test_an_nvidia_smi_answer_that_is_not_a_gpu_is_a_reason_not_a_traceback(tmp_
     finally:
         env.nvidia_gpu.cache_clear()
     assert gpu is None and why.startswith("no usable NVIDIA GPU: nvidia-smi's answer is not"), why
+
+
+# ---- harness/pitfalls.sh: the troubleshooting section's reproductions ------------------------
+
+PITFALLS = REPO / "harness" / "pitfalls.sh"
+
+
+def pitfalls(*args: str, **extra) -> subprocess.CompletedProcess:
+    return subprocess.run([str(PITFALLS), *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **extra})
+
+
+def test_pitfalls_lists_six_and_refuses_a_bad_command_line():
+    listed = pitfalls("list")
+    assert listed.returncode == 0 and [line.split()[0] for line in listed.stdout.splitlines()] == list("123456")
+    for bad in ([], ["7"], ["x"], ["1", "--nope"]):
+        proc = pitfalls(*bad)
+        assert proc.returncode == 2 and "harness/pitfalls.sh N" in proc.stdout, bad
+
+
+@pytest.mark.parametrize("n", ["2", "3", "4", "5"])
+def test_each_one_line_pitfall_still_applies_to_the_lesson_it_changes(n, tmp_path):
+    proc = pitfalls(n, "--patch", BUILD=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    changed = [line for line in proc.stdout.splitlines() if line.startswith(("+", "-")) and
+               not line.startswith(("+++", "---"))]
+    assert len([c for c in changed if c.startswith("-")]) == 1 and "PITFALL" in proc.stdout, proc.stdout
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("n", ["2", "3", "5"])
+def test_each_gpu_pitfall_copy_compiles(n, tmp_path, nvcc):
+    pitfalls(n, "--patch", BUILD=str(tmp_path))
+    copy = next((tmp_path / "pitfalls" / n).glob("*.cu"))
+    proc = subprocess.run([nvcc, "-std=c++17", "-O3", "-arch=sm_90", "-o", str(tmp_path / "p"), str(copy)],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_pitfall_4_runs_on_the_cpu_and_shows_the_write_past_the_end(tmp_path):
+    proc = pitfalls("4", BUILD=str(tmp_path))
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "one past the end" in proc.stdout and (tmp_path / "pitfalls" / "4.log").is_file()
+    assert proc.stdout.strip().splitlines()[-1].startswith("pitfalls: pitfall 4 shown above")
