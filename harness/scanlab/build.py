@@ -65,6 +65,12 @@ class Program:
         assert self.compiler in COMPILERS, self.compiler
 
 
+# The lesson programs, one home for each (the tests of a lesson and of its HIP port share them).
+DAY31_SCAN = Program("day31-scan", ("day31-scan/scan.cu",))
+A05_CUDA_SCAN = Program("a05-cuda-scan", ("a05-scan/cuda/scan.cu",))
+A05_CUDA_COMPACTION = Program("a05-cuda-compaction", ("a05-scan/cuda/compaction.cu",))
+
+
 @dataclass
 class Built:
     program: Program
