@@ -281,7 +281,7 @@ def test_a_compile_error_shows_the_command_and_the_compiler(graded):
     feedback = graded["drill01_nocompile"].check("builds").feedback
     command = next(line for line in feedback.splitlines() if line.startswith("$ "))
     # The submission is compiled alone, under its own name, so the messages name the student's file.
-    assert shlex.split(command[2:])[1:] == [*gd.CXXFLAGS, "-x", "c++", "-c", "-DSCANLAB_GRADER",
+    assert shlex.split(command[2:])[1:] == [*gd.CXX_FLAGS, "-x", "c++", "-c", "-DSCANLAB_GRADER",
                                             "drill01_nocompile.cpp", "-o", "submission.o"], command
     assert "drill01_nocompile.cpp:8:66: error: expected" in feedback
     assert "driver" not in feedback  # nothing of the grader's own code is blamed

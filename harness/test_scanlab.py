@@ -104,3 +104,19 @@ def test_test_modules_import_no_other_test_module_and_no_private_pytest_api():
                     node.value.id == "pytest" and node.attr.startswith("_"):
                 problems.append(f"{module.name}:{node.lineno} uses pytest.{node.attr}, a private API")
     assert not problems, problems
+
+
+def test_one_warning_finder_reads_gcc_nvcc_and_the_nvcc_driver():
+    from scanlab.build import compiler_warnings
+
+    output = "\n".join([
+        "sub.cpp:21:49: warning: unused parameter 'in' [-Wunused-parameter]",
+        "sub.cu(12): warning #177-D: variable \"x\" was declared but never referenced",
+        "nvcc warning : The 'compute_75' architecture is deprecated",
+        "sub.cpp:3:1: error: expected ';'",
+        "   12 |     int warningless = 0;",
+        "other.cu(4): warning #550-D: set but never used",
+    ])
+    assert len(compiler_warnings(output)) == 4
+    assert compiler_warnings(output, about="sub.cu") == [output.splitlines()[1]]
+    assert compiler_warnings(output, about="sub.cpp") == [output.splitlines()[0]]

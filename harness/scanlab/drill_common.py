@@ -14,7 +14,6 @@ import random
 import re
 import shlex
 import shutil
-import subprocess
 import tempfile
 import threading
 from array import array
@@ -22,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .build import CXX_FLAGS, Program, compile_program, compiler_warnings
+from .build import cxx as find_cxx
 from .grading import Report
 from .paths import REPO
 from .run import run_process
@@ -29,7 +30,6 @@ from .sandbox import COMPILE_LIMITS, Limits, Outcome, Sandbox
 
 DRIVERS = REPO / "harness" / "drivers"
 SHIM02 = DRIVERS / "drill02_shim.cpp"
-CXXFLAGS = ("-std=c++17", "-O2", "-Wall", "-Wextra")
 TIMEOUT_S = 5.0  # per driver run (wall and CPU seconds): one function on all its cases, or on one case.
 # A right answer needs well under 0.1 s for all of them; a hang costs two runs (all cases, then case by case).
 COMPILE_TIMEOUT_S = 300.0  # the grader's own programs (the drivers)
@@ -75,45 +75,9 @@ def run_limits(timeout: float) -> Limits:
 
 # ---- tools ---------------------------------------------------------------------------
 
-def compiler() -> list[str] | None:
-    """$CXX (may carry flags) or g++; None when neither is on PATH."""
-    words = shlex.split(os.environ.get("CXX", "")) or ["g++"]
-    found = shutil.which(words[0])
-    return [found, *words[1:]] if found else None
-
-
 def tool(name: str) -> str | None:
     """A binutils program by absolute path (the sandbox has no PATH search of ours)."""
     return shutil.which(name)
-
-
-@dataclass
-class Built:
-    """A program of the grader's own, built outside the sandbox."""
-    ok: bool
-    exe: Path
-    command: list[str]
-    output: str
-
-    @property
-    def reproduce(self) -> str:
-        return shlex.join(self.command)
-
-
-def compile_cxx(source: Path, exe: Path, include_dirs: tuple[Path, ...] = (), extra: tuple[str, ...] = ()) -> Built:
-    """Compile trusted harness code on the host (never a submission)."""
-    exe.parent.mkdir(parents=True, exist_ok=True)
-    cxx = compiler()
-    command = [*(cxx or ["g++"]), *CXXFLAGS, *(f"-I{d}" for d in include_dirs), *extra, "-o", str(exe), str(source)]
-    if cxx is None:
-        return Built(False, exe, command, "no C++ compiler: g++ is not on PATH (set CXX to choose one)")
-    try:
-        proc = run_process(command, capture_output=True, text=True, errors="replace", timeout=COMPILE_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        return Built(False, exe, command, f"the compiler did not finish within {COMPILE_TIMEOUT_S:g} s")
-    except OSError as exc:
-        return Built(False, exe, command, f"the compiler could not be started: {exc}")
-    return Built(proc.returncode == 0 and exe.exists(), exe, command, proc.stdout + proc.stderr)
 
 
 # ---- the trusted driver objects, cached outside the repository ----------------------
@@ -142,7 +106,7 @@ def driver_key(drill: str, cxx: list[str]) -> str:
         digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
     real = Path(cxx[0]).resolve()
     info = real.stat()
-    digest.update(json.dumps([str(real), info.st_size, info.st_mtime_ns, cxx[1:], CXXFLAGS]).encode())
+    digest.update(json.dumps([str(real), info.st_size, info.st_mtime_ns, cxx[1:], CXX_FLAGS]).encode())
     return digest.hexdigest()[:32]
 
 
@@ -151,7 +115,7 @@ def driver_object(drill: str) -> DriverObject:
 
     Written atomically (a temporary file, then a rename), so graders running at
     the same time never see half an object file."""
-    cxx, nm = compiler(), tool("nm")
+    cxx, nm = find_cxx(), tool("nm")
     if cxx is None or nm is None:
         return DriverObject(None, problem="no C++ compiler or no nm on PATH (g++ and binutils are needed)")
     key = f"{drill}-{driver_key(drill, cxx)}"
@@ -166,7 +130,9 @@ def driver_object(drill: str) -> DriverObject:
                 fd, tmp = tempfile.mkstemp(prefix=f".{key}-", suffix=".o", dir=folder)
                 os.close(fd)
                 try:
-                    built = compile_cxx(DRIVERS / f"{drill}_driver.cpp", Path(tmp), (DRIVERS,), ("-c",))
+                    driver = Program(f"{drill}_driver.o", (str(DRIVERS / f"{drill}_driver.cpp"),), compiler="c++",
+                                     extra_flags=("-c",), include_dirs=(str(DRIVERS),))
+                    built = compile_program(driver, folder, Path(tmp), COMPILE_TIMEOUT_S)
                     if not built.ok:
                         return DriverObject(None, problem=f"$ {built.reproduce}\n{built.output.strip()}")
                     table = host_symbols(nm, Path(tmp))
@@ -247,7 +213,7 @@ def compile_command(cxx: list[str], drill: str, sub: Submission) -> list[str]:
     if drill == "drill02":
         source = SHIM_NAME
         extra = [f'-DSCANLAB_SUBMISSION_FILE="{PREPROCESSED}"']
-    return [*cxx, *CXXFLAGS, "-x", "c++", "-c", "-DSCANLAB_GRADER", *extra, source, "-o", "submission.o"]
+    return [*cxx, *CXX_FLAGS, "-x", "c++", "-c", "-DSCANLAB_GRADER", *extra, source, "-o", "submission.o"]
 
 
 def preprocess_command(cxx: list[str], sub: Submission) -> list[str]:
@@ -287,7 +253,7 @@ def build_submission(drill: str, submission: Path, workdir: Path) -> Linked:
     if driver.path is None:
         return Linked(False, problem="the grader could not build its own driver (a harness problem, not yours; "
                                      f"tell your instructor):\n{driver.problem}")
-    cxx, nm, objcopy = compiler(), tool("nm"), tool("objcopy")
+    cxx, nm, objcopy = find_cxx(), tool("nm"), tool("objcopy")
     if cxx is None or nm is None or objcopy is None:
         return Linked(False, problem="the grader needs g++, nm and objcopy on PATH (a harness problem, not yours)")
     sub = Submission.read(submission)
@@ -314,7 +280,7 @@ def build_submission(drill: str, submission: Path, workdir: Path) -> Linked:
             text = (f"your file did not compile{f' ({why})' if why else ''}:\n{shown_command}\n"
                     f"{student_first(output, sub.name)}")
             return Linked(False, problem=text + compile_hints(drill, output, sub.name))
-        warnings = [line for line in output.splitlines() if "warning:" in line]
+        warnings = compiler_warnings(output)
         if warnings:
             notes.append("compiled with warnings (worth fixing; they do not fail the build):\n"
                          + cut("\n".join(warnings), 20))

@@ -54,7 +54,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from . import env, splitmix
-from .build import cuda_gencode
+from .build import compiler_warnings, cuda_gencode
 from .grading import MODES, Report, compare_exact, reproduce_line, require_points, show
 from .paths import REPO
 from .run import run_process
@@ -709,9 +709,7 @@ def _compiler_messages(outcome: Outcome, most_lines: int = 30, most_chars: int =
 
 
 def _student_warnings(outcome: Outcome, name: str) -> str:
-    lines = [line for line in (outcome.stdout + outcome.stderr).splitlines()
-             if line.startswith(f"{name}(") and "warning" in line]
-    return "\n".join(lines[:6])
+    return "\n".join(compiler_warnings(outcome.stdout + outcome.stderr, about=name)[:6])
 
 
 DEPENDENCIES = "deps.d"
