@@ -59,8 +59,9 @@ constexpr int kExitNoGpu = 3;
     } while (0)
 
 // A launch reports bad configurations through cudaGetLastError and faults in
-// the kernel through the next synchronisation; check both.
-#define CUDA_CHECK_LAUNCH()                      \
+// the kernel through the next synchronisation; check both, and wait for the kernel
+// (the A05 programs' CUDA_CHECK_LAUNCH checks the launch only and does not wait).
+#define CUDA_CHECK_LAUNCH_AND_WAIT()             \
     do {                                         \
         CUDA_CHECK(cudaGetLastError());          \
         CUDA_CHECK(cudaDeviceSynchronize());     \
@@ -559,7 +560,7 @@ int main(int argc, char** argv) {
                 CUDA_CHECK(cudaMemset(d_out, 0xFF, bytes));
                 const size_t grid = (opt.n + block - 1) / block;
                 info.kernel<<<unsigned(grid), block>>>(d_in, d_out, opt.n);
-                CUDA_CHECK_LAUNCH();
+                CUDA_CHECK_LAUNCH_AND_WAIT();
                 CUDA_CHECK(cudaMemcpy(h_out.data(), d_out, bytes, cudaMemcpyDeviceToHost));
             }
 

@@ -756,7 +756,7 @@ int main(int argc, char** argv) {
                      prop.maxThreadsPerBlock);
         return kExitUsage;
     }
-    // Besides naming HIP where cuda/compaction.cu names CUDA, this line is all that differs.
+    // The device line: one of the differences from cuda/compaction.cu (all listed in ../README.md, "HIP").
     std::printf("GPU: %s (%s), wavefront size %d, %d compute units, L2 cache %d MiB\n", prop.name, prop.gcnArchName,
                 prop.warpSize, prop.multiProcessorCount, prop.l2CacheSize >> 20);
 

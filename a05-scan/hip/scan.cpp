@@ -15,11 +15,14 @@
 // so it recurses), phase 3 adds each tile's offset back. It is timed against a
 // device-to-device copy of the same array measured in the same run.
 //
-// Wavefront width: every kernel here is a shared-memory (LDS) algorithm with a
-// barrier between dependent steps, so none relies on lanes running in lockstep and
-// none depends on the wavefront width (64 on CDNA, 32 on RDNA and NVIDIA). The width
-// changes the speed, never the answer. The header prints warpSize, and nothing else
-// reads it.
+// Wavefront width (64 on CDNA, 32 on RDNA and NVIDIA): the tile kernels of Parts 1
+// and 2 and the Blelloch block scan are shared-memory (LDS) algorithms with a barrier
+// between dependent steps, so none relies on lanes running in lockstep and the width
+// changes their speed, never their answer. The warp-shuffle block scan of Part 3
+// (--block-scan warp) is built on the width: it takes log2(warpSize) shuffle steps
+// and needs whole wavefronts, which the host checks against this GPU's warpSize.
+// Everything this file does differently from cuda/scan.cu is listed once, in
+// ../README.md ("HIP: the same labs on AMD GPUs").
 //
 // Build (the Makefile does this: `make hip GPU_ARCH=gfx942` from a05-scan/):
 //   hipcc -std=c++17 -O3 --offload-arch=gfx942 -o scan hip/scan.cpp     MI300 (ROCm 6.0 or newer)
@@ -1332,7 +1335,7 @@ int main(int argc, char** argv) {
         return kExitUsage;
     }
 
-    // Besides naming HIP where cuda/scan.cu names CUDA, these lines are all that differs.
+    // The device lines: one of the differences from cuda/scan.cu (all listed in ../README.md, "HIP").
     std::printf("GPU: %s (%s), wavefront size %d, %d compute units, L2 cache %d MiB\n", prop.name, prop.gcnArchName,
                 prop.warpSize, prop.multiProcessorCount, prop.l2CacheSize >> 20);
     std::printf("Max threads per block: %d, LDS per block: %zu B, LDS per CU: %zu B, LDS banks: %d x 4 B\n",
