@@ -26,6 +26,15 @@
 // Exit status: 0 every gated kernel matched; 1 a gated kernel mismatched or a
 // CUDA call failed; 2 bad command line; 3 no usable GPU (no device, driver
 // missing or too old, or no binary for this GPU's architecture).
+//
+// Map, in reading order: the kernels first, then what the host needs.
+//   scanInclusiveInPlace       the textbook loop in one shared array: the race     --kernel in-place
+//   scanInclusiveNoCopy        two halves, but idle lanes skip their copy          --kernel no-copy
+//   hillisSteeleDoubleBuffer   the fix (a __device__ helper the next two share)
+//   scanInclusiveDoubleBuffer  gated: the inclusive scan                           --kernel double-buffer
+//   scanExclusiveDoubleBuffer  gated: scan, then shift one place                   --kernel exclusive
+//   then the work per block (computed at compile time), the input, the CPU
+//   reference, and from "host side" on the plumbing: options, device, checks, main.
 
 #include <cuda_runtime.h>
 
@@ -71,95 +80,6 @@ constexpr unsigned int kMaxThreadsPerBlock = 1024;
 constexpr unsigned int kDefaultBlocks[] = {32, 64, 256, 1024};
 constexpr size_t kDefaultN = 1049187;  // leaves a partial last tile at every default block size
 constexpr size_t kMaxN = size_t(1) << 30;
-
-// ---- work per block, at compile time --------------------------------------
-//
-// Hillis-Steele with `threads` lanes runs one step per power of two below
-// `threads`; at offset d the lanes tid >= d each do one add.
-
-constexpr unsigned int scanSteps(unsigned int threads) {
-    unsigned int steps = 0;
-    for (unsigned int offset = 1; offset < threads; offset *= 2) ++steps;
-    return steps;
-}
-
-constexpr unsigned long long scanAdds(unsigned int threads) {
-    unsigned long long adds = 0;
-    for (unsigned int offset = 1; offset < threads; offset *= 2) adds += threads - offset;
-    return adds;
-}
-
-constexpr unsigned long long sequentialAdds(unsigned int threads) {
-    return threads > 0 ? threads - 1 : 0;
-}
-
-struct WorkRow {
-    unsigned int threads;
-    unsigned int steps;
-    unsigned long long scan_adds;
-    unsigned long long sequential_adds;
-};
-
-constexpr WorkRow workRow(unsigned int threads) {
-    return {threads, scanSteps(threads), scanAdds(threads), sequentialAdds(threads)};
-}
-
-constexpr WorkRow kWorkTable[] = {workRow(32), workRow(64), workRow(256), workRow(1024)};
-
-// n log2(n) - (n - 1) for powers of two: the closed form the page quotes.
-static_assert(kWorkTable[0].scan_adds == 129 && kWorkTable[1].scan_adds == 321, "work table");
-static_assert(kWorkTable[2].scan_adds == 1793 && kWorkTable[3].scan_adds == 9217, "work table");
-static_assert(kWorkTable[2].steps == 8 && kWorkTable[2].sequential_adds == 255, "work table");
-
-// ---- input -------------------------------------------------------------------
-//
-// splitmix64 rather than <random>: the same seed must give the same data with
-// every compiler and standard library, so a failing seed reproduces anywhere.
-
-static uint64_t splitmix64(uint64_t& state) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-enum class Pattern { Cycle8, Random };
-
-// Small integers keep every prefix of a tile (at most 1024 * 15) far below
-// 2^24, where float addition is exact, so the comparison can be `!=`.
-static std::vector<float> makeInput(size_t n, Pattern pattern, uint64_t seed) {
-    std::vector<float> in(n);
-    uint64_t state = seed;
-    for (size_t i = 0; i < n; ++i) {
-        in[i] = pattern == Pattern::Cycle8 ? float(i % 8 + 1) : float(splitmix64(state) % 16);
-    }
-    return in;
-}
-
-// ---- CPU reference ---------------------------------------------------------
-//
-// Each block scans its own tile of `block` elements, so the reference restarts
-// its running total at every tile boundary.
-
-static void scanTilesInclusive(const std::vector<float>& in, unsigned int block, std::vector<float>& out) {
-    out.resize(in.size());
-    float running = 0.0f;
-    for (size_t i = 0; i < in.size(); ++i) {
-        if (i % block == 0) running = 0.0f;
-        running += in[i];
-        out[i] = running;
-    }
-}
-
-static void scanTilesExclusive(const std::vector<float>& in, unsigned int block, std::vector<float>& out) {
-    out.resize(in.size());
-    float running = 0.0f;
-    for (size_t i = 0; i < in.size(); ++i) {
-        if (i % block == 0) running = 0.0f;
-        out[i] = running;
-        running += in[i];
-    }
-}
 
 // ---- GPU kernels -----------------------------------------------------------
 //
@@ -250,6 +170,95 @@ __global__ void scanExclusiveDoubleBuffer(const float* __restrict__ in, float* _
     __syncthreads();
     const unsigned int src = hillisSteeleDoubleBuffer(tile, tid, blockDim.x);
     if (i < n) out[i] = tid > 0 ? tile[src * blockDim.x + tid - 1] : 0.0f;
+}
+
+// ---- work per block, at compile time --------------------------------------
+//
+// Hillis-Steele with `threads` lanes runs one step per power of two below
+// `threads`; at offset d the lanes tid >= d each do one add.
+
+constexpr unsigned int scanSteps(unsigned int threads) {
+    unsigned int steps = 0;
+    for (unsigned int offset = 1; offset < threads; offset *= 2) ++steps;
+    return steps;
+}
+
+constexpr unsigned long long scanAdds(unsigned int threads) {
+    unsigned long long adds = 0;
+    for (unsigned int offset = 1; offset < threads; offset *= 2) adds += threads - offset;
+    return adds;
+}
+
+constexpr unsigned long long sequentialAdds(unsigned int threads) {
+    return threads > 0 ? threads - 1 : 0;
+}
+
+struct WorkRow {
+    unsigned int threads;
+    unsigned int steps;
+    unsigned long long scan_adds;
+    unsigned long long sequential_adds;
+};
+
+constexpr WorkRow workRow(unsigned int threads) {
+    return {threads, scanSteps(threads), scanAdds(threads), sequentialAdds(threads)};
+}
+
+constexpr WorkRow kWorkTable[] = {workRow(32), workRow(64), workRow(256), workRow(1024)};
+
+// n log2(n) - (n - 1) for powers of two: the closed form the page quotes.
+static_assert(kWorkTable[0].scan_adds == 129 && kWorkTable[1].scan_adds == 321, "work table");
+static_assert(kWorkTable[2].scan_adds == 1793 && kWorkTable[3].scan_adds == 9217, "work table");
+static_assert(kWorkTable[2].steps == 8 && kWorkTable[2].sequential_adds == 255, "work table");
+
+// ---- input -------------------------------------------------------------------
+//
+// splitmix64 rather than <random>: the same seed must give the same data with
+// every compiler and standard library, so a failing seed reproduces anywhere.
+
+static uint64_t splitmix64(uint64_t& state) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+enum class Pattern { Cycle8, Random };
+
+// Small integers keep every prefix of a tile (at most 1024 * 15) far below
+// 2^24, where float addition is exact, so the comparison can be `!=`.
+static std::vector<float> makeInput(size_t n, Pattern pattern, uint64_t seed) {
+    std::vector<float> in(n);
+    uint64_t state = seed;
+    for (size_t i = 0; i < n; ++i) {
+        in[i] = pattern == Pattern::Cycle8 ? float(i % 8 + 1) : float(splitmix64(state) % 16);
+    }
+    return in;
+}
+
+// ---- CPU reference ---------------------------------------------------------
+//
+// Each block scans its own tile of `block` elements, so the reference restarts
+// its running total at every tile boundary.
+
+static void scanTilesInclusive(const std::vector<float>& in, unsigned int block, std::vector<float>& out) {
+    out.resize(in.size());
+    float running = 0.0f;
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (i % block == 0) running = 0.0f;
+        running += in[i];
+        out[i] = running;
+    }
+}
+
+static void scanTilesExclusive(const std::vector<float>& in, unsigned int block, std::vector<float>& out) {
+    out.resize(in.size());
+    float running = 0.0f;
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (i % block == 0) running = 0.0f;
+        out[i] = running;
+        running += in[i];
+    }
 }
 
 // ---- host side -------------------------------------------------------------

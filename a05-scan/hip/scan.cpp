@@ -60,6 +60,18 @@
 // Exit status: 0 every gated check passed; 1 a gated check failed or a HIP call
 // failed; 2 bad command line; 3 no usable GPU (no device, driver missing or too
 // old, or no binary for this GPU's architecture).
+//
+// Map, in reading order: the kernels first, then what the host needs.
+//   hillis_steele_scan_tile_pingpong  Part 1-2: inclusive, two shared buffers          --part 1,2
+//   hillis_steele_scan_tile_staged    Part 1-2: inclusive in place, read-barrier-write  --part 1,2
+//   smem_index, blelloch_block_scan   the tree: up-sweep, the identity at the root, down-sweep
+//   blelloch_scan_tile                Parts 1-3: exclusive, one tile a block; with --items K each
+//                                     thread first scans K elements (load_run ... exclusive_chunk)
+//   warp_inclusive_scan, warp_block_exclusive_scan, warp_scan_tile
+//                                     Part 3's shuffle block scan                     --block-scan warp
+//   add_tile_offsets                  Part 3, phase 3: each tile's offset added back  --part 3
+//   then the host side: work per tile, options, device, checks, timing, launches, the
+//   three parts and main.
 
 #include <hip/hip_runtime.h>
 
