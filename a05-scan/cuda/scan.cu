@@ -1133,6 +1133,17 @@ static void runPart1(const Options& opt, const Input& input, const float* d_in, 
 }
 
 // Part 2: every tile of the array on its own, each kernel checked, then timed.
+// The L2 cache's size in bytes (main sets it from the device properties). A working set
+// that fits in it is timed against the L2, not DRAM: the GB/s say so.
+static size_t g_l2_bytes = 0;
+
+static void printL2Note(size_t working_set) {
+    if (working_set == 0 || working_set > g_l2_bytes) return;
+    std::printf("the working set, %.1f MiB, fits in this GPU's %zu MiB L2: these GB/s are L2 figures, not DRAM "
+                "(--n 268435456 is far larger)\n",
+                double(working_set) / 1048576.0, g_l2_bytes >> 20);
+}
+
 static void runPart2(const Options& opt, const Input& input, const float* d_in, float* d_out, Gate& gate) {
     const unsigned int tile = opt.tile;
     const size_t n = opt.n;
@@ -1189,7 +1200,9 @@ static void runPart2(const Options& opt, const Input& input, const float* d_in, 
     } else {
         std::printf(" (not timed: --reps 0 or n = 0)\n");
     }
-    std::printf("GB/s counts %zu bytes: each element read once and written once\n\n", 2 * n * sizeof(float));
+    std::printf("GB/s counts %zu bytes: each element read once and written once\n", 2 * n * sizeof(float));
+    if (blelloch_ms > 0.0f) printL2Note(2 * n * sizeof(float));
+    std::printf("\n");
 }
 
 // Part 3: the 3-phase exclusive scan of the whole array.
@@ -1272,7 +1285,9 @@ static void runPart3(const Options& opt, const Input& input, const float* d_in, 
         printTable({"what", "time (ms)", "counted bytes", "GB/s", "of copy"}, time_rows);
         printTable({"phase", "time (ms)", "share"}, phase_rows);
         std::printf("the 3-phase scan reaches %.2f of the copy ceiling; it moves about 4n bytes against the\n"
-                    "copy's 2n (phase 3 reads and writes everything again), so 0.50 is its bound\n\n", fraction);
+                    "copy's 2n (phase 3 reads and writes everything again), so 0.50 is its bound\n", fraction);
+        printL2Note(2 * n * sizeof(float));
+        std::printf("\n");
     } else {
         std::printf("not timed (--reps 0 or n = 0): no copy ceiling, no GB/s\n\n");
     }
@@ -1307,6 +1322,7 @@ int main(int argc, char** argv) {
 
     std::printf("GPU: %s (compute capability %d.%d), warp size %d, %d SMs, L2 cache %d MiB\n", prop.name, prop.major,
                 prop.minor, prop.warpSize, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+    g_l2_bytes = size_t(prop.l2CacheSize);
     std::printf("Max threads per block: %d, shared memory per block: %zu B, shared memory banks: %d x 4 B\n",
                 prop.maxThreadsPerBlock, prop.sharedMemPerBlock, 1 << LOG_NUM_BANKS);
 
