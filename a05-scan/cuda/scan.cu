@@ -26,6 +26,8 @@
 //   ./scan --part 3 --n 268435456 --items 8    ... and with 8 elements per thread
 //   ./scan --check-only --n 65537          correctness only: no timing, no copy ceiling
 //   ./scan --no-padding                    Blelloch without CONFLICT_FREE_OFFSET (for Nsight Compute)
+//   ./scan --trace --trace-out trace.txt   the page's 8 elements through the three tile kernels, every
+//                                          step as the kernels copy it out; then python3 trace_pictures.py
 //   ./scan --help                          every flag
 //
 // Observe:
@@ -225,6 +227,21 @@ static void scanTilesExclusive(const std::vector<float>& in, size_t tile, std::v
 #define LOG_NUM_BANKS 5
 #define CONFLICT_FREE_OFFSET(i) ((i) >> LOG_NUM_BANKS)
 
+// Tracing (--trace): the tile kernels below call trace_step after their barriers, and
+// in a normal run g_trace is null and the call does nothing. With --trace the host
+// points g_trace at rows of blockDim.x words and launches one block: each call copies
+// the block's tile out of shared memory as one row (each thread its own slot), then a
+// barrier, so no thread overwrites a slot before every thread has copied it.
+__device__ float* g_trace = nullptr;
+
+__device__ __forceinline__ void trace_step(unsigned int& row, unsigned int tid, float value) {
+    if (g_trace != nullptr) {
+        g_trace[size_t(row) * blockDim.x + tid] = value;
+        __syncthreads();
+    }
+    ++row;
+}
+
 // Hillis-Steele, ping-pong buffers: inclusive scan of each tile of blockDim.x.
 // Each step reads one half of shared memory and writes the other, so one barrier a
 // step separates every read of a half from the next write to it. Every lane writes
@@ -238,15 +255,18 @@ __global__ void hillis_steele_scan_tile_pingpong(const float* __restrict__ in, f
     const size_t i = size_t(blockIdx.x) * width + tid;
     float* src = pingpong;
     float* dst = pingpong + width;
+    unsigned int row = 0;  // --trace only
 
     src[tid] = i < n ? in[i] : 0.0f;
     __syncthreads();
+    trace_step(row, tid, src[tid]);
     for (unsigned int offset = 1; offset < width; offset *= 2) {
         dst[tid] = tid >= offset ? src[tid] + src[tid - offset] : src[tid];
         __syncthreads();
         float* const swap = src;
         src = dst;
         dst = swap;
+        trace_step(row, tid, src[tid]);
     }
     if (i < n) out[i] = src[tid];
 }
@@ -262,13 +282,17 @@ __global__ void hillis_steele_scan_tile_staged(const float* __restrict__ in, flo
     const unsigned int width = blockDim.x;
     const size_t i = size_t(blockIdx.x) * width + tid;
 
+    unsigned int row = 0;  // --trace only
+
     staged[tid] = i < n ? in[i] : 0.0f;
     __syncthreads();
+    trace_step(row, tid, staged[tid]);
     for (unsigned int offset = 1; offset < width; offset *= 2) {
         const float addend = tid >= offset ? staged[tid - offset] : 0.0f;
         __syncthreads();
         if (tid >= offset) staged[tid] += addend;
         __syncthreads();
+        trace_step(row, tid, staged[tid]);
     }
     if (i < n) out[i] = staged[tid];
 }
@@ -288,8 +312,10 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
     // Up-sweep (a reduction). After the level at `offset`, slot offset*(2j + 2) - 1
     // holds the sum of the 2 * offset values ending there; the root holds the total.
     unsigned int offset = 1;
+    unsigned int row = 0;  // --trace only: one row after every barrier
     for (unsigned int active = width / 2; active > 0; active /= 2) {
         __syncthreads();
+        trace_step(row, tid, temp[smem_index<kPadded>(tid)]);
         if (tid < active) {
             const unsigned int ai = smem_index<kPadded>(offset * (2 * tid + 1) - 1);
             const unsigned int bi = smem_index<kPadded>(offset * (2 * tid + 2) - 1);
@@ -298,6 +324,7 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
         offset *= 2;
     }
     __syncthreads();
+    trace_step(row, tid, temp[smem_index<kPadded>(tid)]);
 
     // The identity at the root says "nothing comes before this tile". That one
     // store is what makes the result exclusive; without it every output would be
@@ -315,6 +342,7 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
     for (unsigned int active = 1; active < width; active *= 2) {
         offset /= 2;
         __syncthreads();
+        trace_step(row, tid, temp[smem_index<kPadded>(tid)]);
         if (tid < active) {
             const unsigned int ai = smem_index<kPadded>(offset * (2 * tid + 1) - 1);
             const unsigned int bi = smem_index<kPadded>(offset * (2 * tid + 2) - 1);
@@ -324,6 +352,7 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
         }
     }
     __syncthreads();
+    trace_step(row, tid, temp[smem_index<kPadded>(tid)]);
     return total;
 }
 
@@ -593,6 +622,9 @@ constexpr unsigned int blellochBarriers(unsigned int t) { return 2 * log2u(t) + 
 static_assert(hillisSteeleAdds(256) == 1793 && hillisSteeleAdds(1024) == 9217, "Hillis-Steele adds");
 static_assert(blellochAdds(256) == 510 && blellochAdds(1024) == 2046, "Blelloch adds");
 
+constexpr unsigned int kMaxTraceWidth = 64;   // --trace: a tile small enough to read
+constexpr unsigned long long kMaxTraceValue = 1000;
+
 static size_t blellochSmemBytes(unsigned int threads, bool padded) {
     return (threads + (padded ? CONFLICT_FREE_OFFSET(threads) : 0)) * sizeof(float);
 }
@@ -611,13 +643,17 @@ struct Options {
     bool part[4] = {false, true, true, true};
     bool padded = true;
     bool warp_scan = false;  // Part 3: scan the per-thread totals with warp shuffles, not Blelloch
+    bool trace = false;                    // --trace: show the tile kernels' steps instead of Parts 1-3
+    std::vector<unsigned int> trace_input;  // --trace-input (default: the page's 3 1 7 0 4 1 6 3)
+    std::string trace_out;                 // --trace-out FILE: the trace in the picture script's format
 };
 
 static void printUsage(FILE* to) {
     std::fprintf(to,
                  "usage: scan [--n N] [--tile T] [--threads B] [--items K] [--pattern cycle|random]\n"
                  "            [--seed S] [--reps R] [--check-only] [--part P] [--no-padding]\n"
-                 "            [--block-scan blelloch|warp] [--help]\n"
+                 "            [--block-scan blelloch|warp] [--trace] [--trace-input LIST]\n"
+                 "            [--trace-out FILE] [--help]\n"
                  "\n"
                  "  --n N          elements, 0..%zu (default %zu)\n"
                  "  --tile T       tile size = threads per block for Parts 1 and 2, a power of two\n"
@@ -636,6 +672,11 @@ static void printUsage(FILE* to) {
                  "  --block-scan S how Part 3 scans the per-thread totals inside a tile: blelloch (default,\n"
                  "                 the lesson's tree) or warp (warp-shuffle scans, two barriers; --threads\n"
                  "                 must then be a multiple of the warp size)\n"
+                 "  --trace        instead of Parts 1-3: one small tile through the three tile kernels,\n"
+                 "                 printing shared memory after every step, as each kernel copies it out\n"
+                 "  --trace-input L the tile for --trace: up to 64 whole numbers 0..1000, comma separated\n"
+                 "                 (default the page's 3,1,7,0,4,1,6,3); padded with 0 to a power of two\n"
+                 "  --trace-out F  also write the trace to F for a05-scan/trace_pictures.py\n"
                  "  --help         this text\n"
                  "\n"
                  "exit status: 0 every gated check passed, 1 a gated check failed or a CUDA call failed,\n"
@@ -753,6 +794,29 @@ static Options parseOptions(int argc, char** argv) {
         } else if (flag == "--no-padding") {
             noValue();
             opt.padded = false;
+        } else if (flag == "--trace") {
+            noValue();
+            opt.trace = true;
+        } else if (flag == "--trace-input") {
+            const std::string v = needValue();
+            opt.trace = true;
+            opt.trace_input.clear();
+            size_t start = 0;
+            while (true) {
+                const size_t comma = v.find(',', start);
+                const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+                unsigned long long x = 0;
+                if (!parseUnsigned(item.c_str(), kMaxTraceValue, x) || opt.trace_input.size() == kMaxTraceWidth) {
+                    usageError("--trace-input wants 1 to 64 whole numbers 0..1000, comma separated, not '%s'", v.c_str());
+                }
+                opt.trace_input.push_back(unsigned(x));
+                if (comma == std::string::npos) break;
+                start = comma + 1;
+            }
+        } else if (flag == "--trace-out") {
+            opt.trace = true;
+            opt.trace_out = needValue();
+            if (opt.trace_out.empty()) usageError("%s needs a file name", "--trace-out");
         } else if (flag == "--block-scan") {
             const std::string v = needValue();
             if (v == "blelloch") {
@@ -1296,6 +1360,121 @@ static void runPart3(const Options& opt, const Input& input, const float* d_in, 
 
 // ---- main --------------------------------------------------------------------
 
+// ---- host side: --trace -------------------------------------------------------
+//
+// One block, one tile of up to 64 elements, through the three tile kernels with
+// g_trace pointing at a buffer: every trace_step call in the kernels copies the
+// tile out of shared memory as one row. Nothing here recomputes a step on the CPU;
+// the CPU only checks each kernel's last row against its reference.
+
+struct TracedKernel {
+    const char* name;   // in --trace-out
+    const char* title;  // on screen
+    std::vector<std::string> labels;
+};
+
+static std::vector<float> traceRows(int kernel, const std::vector<float>& tile) {
+    const unsigned int width = unsigned(tile.size());
+    const size_t rows = 2 * log2u(width) + 2;  // the most any of the three takes (Blelloch)
+    float *d_in = nullptr, *d_out = nullptr, *d_trace = nullptr;
+    CUDA_CHECK(cudaMalloc(&d_in, width * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&d_out, width * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&d_trace, rows * width * sizeof(float)));
+    CUDA_CHECK(cudaMemcpy(d_in, tile.data(), width * sizeof(float), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(d_trace, 0xFF, rows * width * sizeof(float)));  // NaN: a row no kernel wrote
+    CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &d_trace, sizeof d_trace));
+    if (kernel == 0) hillis_steele_scan_tile_pingpong<<<1, width, 2 * width * sizeof(float)>>>(d_in, d_out, width);
+    if (kernel == 1) hillis_steele_scan_tile_staged<<<1, width, width * sizeof(float)>>>(d_in, d_out, width);
+    if (kernel == 2) blelloch_scan_tile<1, true><<<1, width, blellochSmemBytes(width, true)>>>(d_in, d_out, nullptr, width);
+    CUDA_CHECK_LAUNCH();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> trace(rows * width);
+    CUDA_CHECK(cudaMemcpy(trace.data(), d_trace, trace.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    float* none = nullptr;
+    CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &none, sizeof none));
+    CUDA_CHECK(cudaFree(d_in));
+    CUDA_CHECK(cudaFree(d_out));
+    CUDA_CHECK(cudaFree(d_trace));
+    return trace;
+}
+
+static int runTrace(const Options& opt, const char* gpu) {
+    std::vector<unsigned int> values = opt.trace_input;
+    if (values.empty()) values = {3, 1, 7, 0, 4, 1, 6, 3};  // the page's example
+    unsigned int width = 2;
+    while (width < values.size()) width *= 2;
+    std::vector<float> tile(width, 0.0f);
+    for (size_t k = 0; k < values.size(); ++k) tile[k] = float(values[k]);
+
+    std::vector<TracedKernel> kernels = {{"hillis-steele-pingpong", "Hillis-Steele, ping-pong buffers", {"in"}},
+                                         {"hillis-steele-staged", "Hillis-Steele, in place, register-staged", {"in"}},
+                                         {"blelloch", "Blelloch (padded)", {"leaves"}}};
+    for (unsigned int offset = 1; offset < width; offset *= 2) {
+        kernels[0].labels.push_back("offset " + num(offset));
+        kernels[1].labels.push_back("offset " + num(offset));
+        kernels[2].labels.push_back("up, stride " + num(offset));
+    }
+    kernels[2].labels.push_back("root := 0");
+    for (unsigned int offset = width / 2; offset >= 1; offset /= 2) kernels[2].labels.push_back("down, stride " + num(offset));
+
+    std::vector<float> inclusive(width), exclusive(width);
+    float running = 0.0f;
+    for (unsigned int k = 0; k < width; ++k) {
+        exclusive[k] = running;
+        running += tile[k];
+        inclusive[k] = running;
+    }
+
+    std::printf("Trace: one tile of %u, %s; shared memory after every step, copied out by the kernels\n", width,
+                values.size() == width ? "as given" : ("the " + num(values.size()) + " values given, then 0s (the identity)").c_str());
+    FILE* out = nullptr;
+    if (!opt.trace_out.empty()) {
+        out = std::fopen(opt.trace_out.c_str(), "w");
+        if (out == nullptr) {
+            std::fprintf(stderr, "scan: cannot write %s: %s\n", opt.trace_out.c_str(), std::strerror(errno));
+            return kExitFail;
+        }
+        std::fprintf(out, "# scan-lab trace, format 1: kernel|NAME, then row|LABEL|VALUES for each step\n");
+        std::fprintf(out, "program|a05-scan/cuda/scan.cu\ngpu|%s\n", gpu);
+    }
+    int failed = 0;
+    for (size_t k = 0; k < kernels.size(); ++k) {
+        const std::vector<float> trace = traceRows(int(k), tile);
+        const TracedKernel& kernel = kernels[k];
+        std::printf("\n%s\n", kernel.title);
+        if (out != nullptr) std::fprintf(out, "kernel|%s\n", kernel.name);
+        for (size_t r = 0; r < kernel.labels.size(); ++r) {
+            std::string line = "  " + kernel.labels[r] + std::string(16 - std::min<size_t>(15, kernel.labels[r].size()), ' ');
+            std::string words;
+            for (unsigned int t = 0; t < width; ++t) {
+                const float v = trace[r * width + t];
+                words += (t ? " " : "") + (v == v ? num((unsigned long long)v) : std::string("?"));
+                line += v == v ? fmt("%5.0f", double(v)) : std::string("    ?");
+            }
+            std::printf("%s\n", line.c_str());
+            if (out != nullptr) std::fprintf(out, "row|%s|%s\n", kernel.labels[r].c_str(), words.c_str());
+        }
+        const std::vector<float>& expected = k == 2 ? exclusive : inclusive;
+        const size_t last = kernel.labels.size() - 1;
+        bool right = true;
+        for (unsigned int t = 0; t < width; ++t) right = right && trace[last * width + t] == expected[t];
+        std::printf("  -> %s\n", right ? (k == 2 ? "the exclusive scan, as the CPU computes it" : "the inclusive scan, as the CPU computes it")
+                                       : "WRONG: the last row is not the CPU's scan");
+        failed += right ? 0 : 1;
+    }
+    if (out != nullptr && std::fclose(out) != 0) {
+        std::fprintf(stderr, "scan: writing %s failed\n", opt.trace_out.c_str());
+        return kExitFail;
+    }
+    if (failed > 0) {
+        std::printf("\nFAILED: %d of 3 traced kernels did not end with the CPU's scan\n", failed);
+        return kExitFail;
+    }
+    std::printf("\nall 3 traced kernels ended with the CPU's scan%s\n",
+                opt.trace_out.empty() ? "" : ("; the trace is in " + opt.trace_out).c_str());
+    return kExitPass;
+}
+
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
     if (opt.pattern == Pattern::Random && !opt.seed_given) {
@@ -1304,6 +1483,10 @@ int main(int argc, char** argv) {
     }
 
     const cudaDeviceProp prop = openDevice();
+    if (opt.trace) {
+        std::printf("GPU: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
+        return runTrace(opt, prop.name);
+    }
     const unsigned int largest_block = std::max(opt.part[3] ? opt.threads : 0u, opt.part[1] || opt.part[2] ? opt.tile : 0u);
     if (largest_block > unsigned(prop.maxThreadsPerBlock)) {
         std::fprintf(stderr, "scan: a block of %u threads exceeds this GPU's %d threads per block\n", largest_block,

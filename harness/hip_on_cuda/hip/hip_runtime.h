@@ -110,6 +110,15 @@ inline hipError_t hipMemcpyAsync(void* dst, const void* src, size_t bytes, hipMe
 }
 inline hipError_t hipMemset(void* ptr, int value, size_t bytes) { return cudaMemset(ptr, value, bytes); }
 
+// A __device__ variable, set from the host. HIP_SYMBOL(x) names the variable for the
+// copy, as it does in HIP; CUDA takes the variable itself.
+#define HIP_SYMBOL(symbol) symbol
+template <typename T>
+inline hipError_t hipMemcpyToSymbol(const T& symbol, const void* src, size_t bytes, size_t offset = 0,
+                                    hipMemcpyKind kind = hipMemcpyHostToDevice) {
+    return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
+}
+
 // ---- events ----------------------------------------------------------------------
 
 using hipEvent_t = cudaEvent_t;
