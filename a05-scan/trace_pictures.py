@@ -183,7 +183,11 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:
         print("trace_pictures: matplotlib is not importable (pip install -r harness/requirements.txt)", file=sys.stderr)
         return EXIT_NO_PLOT
-    written = [path for kernel in trace.kernels for path in draw(trace, kernel, args.out)]
+    try:
+        written = [path for kernel in trace.kernels for path in draw(trace, kernel, args.out)]
+    except OSError as exc:
+        print(f"trace_pictures: cannot write into {args.out}: {exc.strerror}", file=sys.stderr)
+        return EXIT_USAGE
     print(f"trace_pictures: {len(written)} files in {args.out}: " + ", ".join(p.name for p in written))
     return EXIT_PASS
 

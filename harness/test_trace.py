@@ -18,7 +18,7 @@ import sys
 import pytest
 
 from scanlab import EXIT_NO_GPU, EXIT_PASS, EXIT_USAGE
-from scanlab.build import A05_CUDA_SCAN, Program
+from scanlab.build import A05_CUDA_SCAN, DAY31_SCAN, Program
 from scanlab.paths import REPO
 from scanlab.run import run, run_on_gpu
 from scanlab.sanitizer import sanitize
@@ -26,7 +26,7 @@ from scanlab.sanitizer import sanitize
 FIXTURE = REPO / "harness" / "fixtures" / "trace-page-example.txt"
 PICTURES = REPO / "a05-scan" / "trace_pictures.py"
 HIP_SCAN_ON_CUDA = Program("a05-hip-scan-on-cuda", ("a05-scan/hip/scan.cpp",), compiler="nvcc-hip")
-BUILDS = [A05_CUDA_SCAN, HIP_SCAN_ON_CUDA]
+BUILDS = [A05_CUDA_SCAN, HIP_SCAN_ON_CUDA, DAY31_SCAN]
 
 
 def pictures_module():
@@ -160,3 +160,106 @@ def test_pictures_draw_from_the_gpus_trace(builder, tmp_path):
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert tp.parse(out.read_text()).gpu in (tmp_path / "pictures" / "trace-blelloch.svg").read_text()
+
+
+# ---- Day 31 --trace: the race, lane by lane ---------------------------------------------------
+
+RACE_FIXTURE = REPO / "harness" / "fixtures" / "race-simulated.txt"
+RACE_PICTURE = REPO / "day31-scan" / "race_picture.py"
+
+
+def race_module():
+    spec = importlib.util.spec_from_file_location("race_picture", RACE_PICTURE)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["race_picture"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+rp = race_module()
+
+
+def warp_by_warp(lanes: int, warp: int) -> list[set[int]]:
+    """The stale reads of the in-place kernel when each warp does a whole step before the next starts."""
+    values, offset, stale = [i % 8 + 1 for i in range(lanes)], 1, []
+    while offset < lanes:
+        before, found = values[:], set()
+        for w in range(0, lanes, warp):
+            seen = {t: values[t - offset] for t in range(w, w + warp) if t >= offset}
+            found |= {t for t, v in seen.items() if v != before[t - offset]}
+            for t, v in seen.items():
+                values[t] += v
+        stale.append(found)
+        offset *= 2
+    return stale
+
+
+def test_the_race_fixture_parses_and_its_stale_reads_are_the_simulated_ones():
+    race = rp.parse(RACE_FIXTURE.read_text())
+    assert (race.lanes, race.warp, list(race.kernels)) == (8, 4, ["in-place", "no-copy", "double-buffer"])
+    assert [set(s.stale_reads()) for s in race.kernels["in-place"]] == warp_by_warp(8, 4) == [{4}, {4, 5}, set()]
+    assert all(not s.stale_reads() for s in race.kernels["double-buffer"])
+    assert all(not s.stale_reads() for s in race.kernels["no-copy"])
+    assert any(s.stale_words() for s in race.kernels["no-copy"])  # the words nobody copied forward
+    assert not any(s.stale_words() for s in race.kernels["double-buffer"])
+
+
+@pytest.mark.parametrize("text, says", [
+    ("lanes|2\nkernel|x\nread|1|1|? 1\n", "a step without all of read"),
+    ("lanes|2\nread|1|1|? 1\n", "line 2: a step before any kernel line"),
+    ("lanes|3\nkernel|x\nread|1|1|? 1\n", "line 3: 2 values for 3 lanes"),
+    ("lanes|2\nkernel|x\nread|2|2|? 1\n", "line 3: step 2 out of order"),
+    ("kernel|x\n", "no lanes| line"),
+])
+def test_the_race_parser_names_the_line_of_a_broken_trace(text, says):
+    with pytest.raises(rp.TraceError) as caught:
+        rp.parse(text)
+    assert says in str(caught.value), str(caught.value)
+
+
+def test_the_race_picture_draws_valid_png_and_svg(tmp_path):
+    pytest.importorskip("matplotlib", reason="matplotlib (harness/requirements.txt) draws the pictures")
+    proc = subprocess.run([sys.executable, str(RACE_PICTURE), str(RACE_FIXTURE), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "race.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "</svg>" in (tmp_path / "race.svg").read_text()
+    broken = tmp_path / "broken.txt"
+    broken.write_text("kernel|x\n")
+    assert subprocess.run([sys.executable, str(RACE_PICTURE), str(broken)], capture_output=True,
+                          timeout=120).returncode == 1
+
+
+DAY31 = DAY31_SCAN
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("bad", ["3", "0", "2048", "x"])
+def test_day31_refuses_a_bad_trace_lanes(bad, builder):
+    result = run([str(builder.get(DAY31).path), "--trace-lanes", bad])
+    assert result.returncode == EXIT_USAGE and "--trace-lanes wants" in result.stderr, result.stderr
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.parametrize("lanes", [32, 64])
+def test_day31_trace_stale_reads_across_warps_only(lanes, builder, tmp_path):
+    out = tmp_path / "race.txt"
+    result = run_on_gpu([str(builder.get(DAY31).path), "--trace-lanes", str(lanes), "--trace-out", str(out)])
+    assert result.returncode == EXIT_PASS, result.stdout + result.stderr
+    race = rp.parse(out.read_text())
+    in_place = sum(len(s.stale_reads()) for s in race.kernels["in-place"])
+    assert all(not s.stale_reads() for s in race.kernels["double-buffer"])
+    assert any(s.stale_words() for s in race.kernels["no-copy"])
+    if lanes == 32:  # one warp: its lanes step together, nothing is read after it is overwritten
+        assert in_place == 0 and "in place 0 " in result.stdout, result.stdout
+    else:  # two warps: in some block, a lane of warp 1 reads a word warp 0 already rewrote
+        assert in_place > 0, result.stdout
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+def test_day31_tracing_build_keeps_the_fix_clean_under_racecheck(builder, sanitizer):
+    binary = str(builder.get(DAY31).path)
+    report = sanitize("racecheck", [binary, "--n", "4096", "--block", "64,256", "--kernel", "double-buffer,exclusive"])
+    assert report.clean, report.result.describe()
