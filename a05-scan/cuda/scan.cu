@@ -54,11 +54,13 @@
 //   hillis_steele_scan_tile_pingpong  Part 1-2: inclusive, two shared buffers          --part 1,2
 //   hillis_steele_scan_tile_staged    Part 1-2: inclusive in place, read-barrier-write  --part 1,2
 //   smem_index, blelloch_block_scan   the tree: up-sweep, the identity at the root, down-sweep
-//   blelloch_scan_tile                Parts 1-3: exclusive, one tile a block; with --items K each
-//                                     thread first scans K elements (load_run ... exclusive_chunk)
+//   blelloch_scan_tile                Parts 1-2: exclusive, one element a thread      --part 1,2
+//   -- going further, Part 3 (--part 3) --
+//   load_run ... exclusive_chunk      a thread's K elements in 16-byte chunks         --items K
+//   blelloch_scan_runs                phase 1: the same tree over runs of K, and the tile's total
 //   warp_inclusive_scan, warp_block_exclusive_scan, warp_scan_tile
-//                                     Part 3's shuffle block scan                     --block-scan warp
-//   add_tile_offsets                  Part 3, phase 3: each tile's offset added back  --part 3
+//                                     phase 1 with the shuffle block scan             --block-scan warp
+//   add_tile_offsets                  phase 3: each tile's offset added back
 //   then the host side: work per tile, options, device, checks, timing, launches, the
 //   three parts and main.
 
@@ -356,6 +358,29 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
     return total;
 }
 
+// Blelloch exclusive scan of each tile of blockDim.x elements, one per thread: the
+// lesson's kernel, the one Parts 1 and 2 run (and --trace). Each thread stores its
+// element (lanes past the end store 0, the identity), the block runs the tree, and
+// each thread takes its slot back. Shared memory: blockDim.x words, plus one per 32
+// when padded.
+template <bool kPadded>
+__global__ void blelloch_scan_tile(const float* __restrict__ in, float* __restrict__ out, size_t n) {
+    extern __shared__ float temp[];
+    const unsigned int tid = threadIdx.x;
+    const size_t i = size_t(blockIdx.x) * blockDim.x + tid;
+
+    temp[smem_index<kPadded>(tid)] = i < n ? in[i] : 0.0f;
+    blelloch_block_scan<kPadded>(temp, tid, blockDim.x);  // opens and closes with a barrier
+    if (i < n) out[i] = temp[smem_index<kPadded>(tid)];
+}
+
+// ==== Going further: what Part 3 adds ==================================================
+//
+// The lesson's kernels end above. What follows is Part 3's machinery for speed, not new
+// algorithm: several elements per thread moved in 16-byte chunks (--items), the tile's
+// total for the 3-phase scan, the warp-shuffle block scan (--block-scan warp), and
+// phase 3, which adds each tile's offset back.
+
 // How a thread's kItems elements sit in its tile. They come in chunks of kChunk
 // consecutive elements (4, one 16-byte float4, when kItems is a multiple of 4;
 // otherwise the whole run), and chunk c of thread tid is chunk c * blockDim.x + tid
@@ -458,18 +483,18 @@ __device__ __forceinline__ void exclusive_chunk(float (&v)[kItems], int c, float
     }
 }
 
-// Blelloch exclusive scan of each tile of blockDim.x * kItems elements, and phase 1
-// of the 3-phase scan: when tile_sums is not null, thread 0 writes the tile's total
-// to tile_sums[blockIdx.x], the number an exclusive scan otherwise drops.
-// With kItems = 1 this is the lesson's kernel, one element per thread. With more,
-// each thread adds up its chunk in registers, the block runs the same tree over the
+// Phase 1 of the 3-phase scan: Blelloch exclusive scan of each tile of blockDim.x *
+// kItems elements, and when tile_sums is not null, thread 0 writes the tile's total
+// to tile_sums[blockIdx.x], the number an exclusive scan otherwise drops. With
+// kItems = 1 it is blelloch_scan_tile plus that total. With more, each thread adds up
+// its chunk in registers, the block runs the same tree over the
 // per-thread totals, and each thread rescans its chunk starting from its offset.
 // With several chunks a thread (kItems 8 and 16) the tree runs once per chunk, and
 // thread 0 hands each chunk's total to everybody through one extra word, because
 // every later chunk starts after it. Shared memory: blockDim.x words, plus one per
 // 32 when padded, plus that one word.
 template <int kItems, bool kPadded>
-__global__ void blelloch_scan_tile(const float* __restrict__ in, float* __restrict__ out,
+__global__ void blelloch_scan_runs(const float* __restrict__ in, float* __restrict__ out,
                                    float* __restrict__ tile_sums, size_t n) {
     using S = RunShape<kItems>;
     extern __shared__ float temp[];
@@ -858,7 +883,7 @@ static cudaDeviceProp openDevice() {
     // Asking for one kernel's attributes fails when the binary holds no machine
     // code or PTX this GPU can run, before any launch does.
     cudaFuncAttributes attr{};
-    const cudaError_t image = cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(&blelloch_scan_tile<1, true>));
+    const cudaError_t image = cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(&blelloch_scan_tile<true>));
     if (image != cudaSuccess) {
         char why[160];
         std::snprintf(why, sizeof why, "this binary has no code for sm_%d%d; rebuild with -arch=sm_%d%d", prop.major,
@@ -1040,9 +1065,9 @@ static void launchTileScan(TileKernel kernel, bool padded, unsigned int tile, co
             break;
         case TileKernel::Blelloch:
             if (padded) {
-                blelloch_scan_tile<1, true><<<grid, tile, blellochSmemBytes(tile, true)>>>(in, out, nullptr, n);
+                blelloch_scan_tile<true><<<grid, tile, blellochSmemBytes(tile, true)>>>(in, out, n);
             } else {
-                blelloch_scan_tile<1, false><<<grid, tile, blellochSmemBytes(tile, false)>>>(in, out, nullptr, n);
+                blelloch_scan_tile<false><<<grid, tile, blellochSmemBytes(tile, false)>>>(in, out, n);
             }
             break;
     }
@@ -1115,9 +1140,9 @@ static void threePhaseScan(const ScanLevels& lv, bool padded, const float* d_in,
             const size_t warp_smem = RunShape<kItems>::kChunks * (lv.threads / lv.warp_size) * sizeof(float);
             warp_scan_tile<kItems><<<grid, lv.threads, warp_smem>>>(input(l), output(l), tile_sums, lv.sizes[l]);
         } else if (padded) {
-            blelloch_scan_tile<kItems, true><<<grid, lv.threads, smem>>>(input(l), output(l), tile_sums, lv.sizes[l]);
+            blelloch_scan_runs<kItems, true><<<grid, lv.threads, smem>>>(input(l), output(l), tile_sums, lv.sizes[l]);
         } else {
-            blelloch_scan_tile<kItems, false><<<grid, lv.threads, smem>>>(input(l), output(l), tile_sums, lv.sizes[l]);
+            blelloch_scan_runs<kItems, false><<<grid, lv.threads, smem>>>(input(l), output(l), tile_sums, lv.sizes[l]);
         }
         CUDA_CHECK_LAUNCH();
         if (l == 0 && marks) CUDA_CHECK(cudaEventRecord(marks->after_phase1));
@@ -1385,7 +1410,7 @@ static std::vector<float> traceRows(int kernel, const std::vector<float>& tile) 
     CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &d_trace, sizeof d_trace));
     if (kernel == 0) hillis_steele_scan_tile_pingpong<<<1, width, 2 * width * sizeof(float)>>>(d_in, d_out, width);
     if (kernel == 1) hillis_steele_scan_tile_staged<<<1, width, width * sizeof(float)>>>(d_in, d_out, width);
-    if (kernel == 2) blelloch_scan_tile<1, true><<<1, width, blellochSmemBytes(width, true)>>>(d_in, d_out, nullptr, width);
+    if (kernel == 2) blelloch_scan_tile<true><<<1, width, blellochSmemBytes(width, true)>>>(d_in, d_out, width);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<float> trace(rows * width);
