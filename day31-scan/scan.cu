@@ -583,23 +583,25 @@ struct RaceStep {
     std::vector<float> read, before, after;
 };
 
-// A race shows in some blocks and not others, so kTraceBlocks blocks scan the same
-// tile at once and every block's record comes back.
-constexpr unsigned int kTraceBlocks = 256;
+// A race shows in some blocks and not others (at 64 threads, in well under one block
+// in a hundred on an H200), so many blocks scan the same tile at once, 2^18 elements in
+// all, and every block's record comes back.
+constexpr unsigned int kTraceElements = 1u << 18;
+static unsigned int traceBlocks(unsigned int lanes) { return kTraceElements / lanes; }
 
 static std::vector<std::vector<RaceStep>> traceKernel(ScanKernel kernel, unsigned int lanes) {
     const unsigned int steps = scanSteps(lanes);
-    std::vector<float> input(size_t(kTraceBlocks) * lanes);
+    std::vector<float> input(size_t(traceBlocks(lanes)) * lanes);
     for (size_t k = 0; k < input.size(); ++k) input[k] = float(k % lanes % 8 + 1);
     float *d_in = nullptr, *d_out = nullptr, *d_trace = nullptr;
-    const size_t words = size_t(kTraceBlocks) * kTraceSteps * lanes * 3;
+    const size_t words = size_t(traceBlocks(lanes)) * kTraceSteps * lanes * 3;
     CUDA_CHECK(cudaMalloc(&d_in, input.size() * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&d_out, input.size() * sizeof(float)));
     CUDA_CHECK(cudaMalloc(&d_trace, words * sizeof(float)));
     CUDA_CHECK(cudaMemcpy(d_in, input.data(), input.size() * sizeof(float), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(d_trace, 0xFF, words * sizeof(float)));
     CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &d_trace, sizeof d_trace));
-    kernel<<<kTraceBlocks, lanes>>>(d_in, d_out, input.size());
+    kernel<<<traceBlocks(lanes), lanes>>>(d_in, d_out, input.size());
     CUDA_CHECK_LAUNCH_AND_WAIT();
     std::vector<float> words_back(words);
     CUDA_CHECK(cudaMemcpy(words_back.data(), d_trace, words * sizeof(float), cudaMemcpyDeviceToHost));
@@ -608,8 +610,8 @@ static std::vector<std::vector<RaceStep>> traceKernel(ScanKernel kernel, unsigne
     CUDA_CHECK(cudaFree(d_in));
     CUDA_CHECK(cudaFree(d_out));
     CUDA_CHECK(cudaFree(d_trace));
-    std::vector<std::vector<RaceStep>> blocks(kTraceBlocks, std::vector<RaceStep>(steps));
-    for (unsigned int b = 0; b < kTraceBlocks; ++b) {
+    std::vector<std::vector<RaceStep>> blocks(traceBlocks(lanes), std::vector<RaceStep>(steps));
+    for (unsigned int b = 0; b < traceBlocks(lanes); ++b) {
         for (unsigned int k = 0; k < steps; ++k) {
             for (unsigned int t = 0; t < lanes; ++t) {
                 const float* at = &words_back[((size_t(b) * kTraceSteps + k) * lanes + t) * 3];
@@ -666,7 +668,7 @@ static int runTrace(const Options& opt, const cudaDeviceProp& prop) {
     std::printf("Trace: %u blocks of %u lanes (%u warp%s of %u), each tile in[i] = (i %% 8) + 1; every lane records\n"
                 "what it read from lane tid - offset at each step. STALE: the lane it read had already written its new\n"
                 "value. Shown: the block with the most stale reads (the first block when none has any)\n\n",
-                kTraceBlocks, lanes, (lanes + warp - 1) / warp, lanes > warp ? "s" : "", warp);
+                traceBlocks(lanes), lanes, (lanes + warp - 1) / warp, lanes > warp ? "s" : "", warp);
     FILE* out = nullptr;
     if (!opt.trace_out.empty()) {
         out = std::fopen(opt.trace_out.c_str(), "w");
@@ -684,7 +686,7 @@ static int runTrace(const Options& opt, const cudaDeviceProp& prop) {
     for (size_t k = 0; k < 3; ++k) {
         const std::vector<std::vector<RaceStep>> blocks = traceKernel(kernels[k].kernel, lanes);
         size_t most = 0;
-        for (unsigned int b = 0; b < kTraceBlocks; ++b) {
+        for (unsigned int b = 0; b < traceBlocks(lanes); ++b) {
             const size_t stale = staleReads(blocks[b]);
             stale_blocks[k] += stale > 0;
             if (stale > most) {
@@ -721,7 +723,7 @@ static int runTrace(const Options& opt, const cudaDeviceProp& prop) {
     }
     std::printf("\nblocks with a stale read, of %u: in place %zu (block %u shown: %zu stale reads, %zu of them from a\n"
                 "lane in another warp); no copy %zu; double buffered %zu\n",
-                kTraceBlocks, stale_blocks[0], shown[0], stale_total[0], across_warps, stale_blocks[1], stale_blocks[2]);
+                traceBlocks(lanes), stale_blocks[0], shown[0], stale_total[0], across_warps, stale_blocks[1], stale_blocks[2]);
     if (stale_blocks[2] != 0) {
         std::printf("FAILED: the double-buffered kernel read a stale value\n");
         return kExitFail;
