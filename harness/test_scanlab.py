@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import re
 from pathlib import Path
 import subprocess
 
@@ -120,3 +121,32 @@ def test_one_warning_finder_reads_gcc_nvcc_and_the_nvcc_driver():
     assert len(compiler_warnings(output)) == 4
     assert compiler_warnings(output, about="sub.cu") == [output.splitlines()[1]]
     assert compiler_warnings(output, about="sub.cpp") == [output.splitlines()[0]]
+
+
+# The host plumbing block at the end of every lesson file: one text per language.
+FENCED = {"CUDA": ["day31-scan/scan.cu", "a05-scan/cuda/scan.cu", "a05-scan/cuda/compaction.cu"],
+          "HIP": ["a05-scan/hip/scan.cpp", "a05-scan/hip/compaction.cpp"]}
+
+
+def fenced_block(path: Path) -> str:
+    text = path.read_text()
+    begin = text.index("// ==== plumbing, identical in every")
+    end = text.index("// ==== end of plumbing")
+    assert text.count("// ==== plumbing, identical in every") == 1 and text.count("// ==== end of plumbing") == 1
+    assert not text[end:].split("\n", 1)[1].strip(), f"{path}: something follows the plumbing block"
+    return text[begin:end]
+
+
+@pytest.mark.parametrize("kind", sorted(FENCED))
+def test_the_plumbing_blocks_are_identical_in_every_lesson_file(kind):
+    """A change to one copy of the fenced helpers must go into all of them."""
+    repo = Path(__file__).resolve().parent.parent
+    blocks = {name: fenced_block(repo / name) for name in FENCED[kind]}
+    first = FENCED[kind][0]
+    for name, block in blocks.items():
+        assert block == blocks[first], f"{name}'s plumbing block differs from {first}'s: edit every copy together"
+        # nothing fenced is defined a second time above the fence
+        above = (repo / name).read_text().split("// ==== plumbing, identical in every")[0]
+        for helper in ("splitmix64", "parseUnsigned", "usageError", "noGpu", "printTable", "median"):
+            assert f" {helper}(" in block and not re.search(rf"^[A-Za-z\[][^;\n]*\b{helper}\([^;]*\{{\s*$", above, re.M), \
+                (name, helper)

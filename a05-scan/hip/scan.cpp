@@ -75,7 +75,7 @@
 //                                     phase 1 with the shuffle block scan             --block-scan warp
 //   add_tile_offsets                  phase 3: each tile's offset added back
 //   then the host side: work per tile, options, device, checks, timing, launches, the
-//   three parts and main.
+//   three parts and main; after main, the plumbing block every HIP lesson file shares.
 
 #include <hip/hip_runtime.h>
 
@@ -94,6 +94,7 @@ constexpr int kExitPass = 0;
 constexpr int kExitFail = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitNoGpu = 3;
+constexpr const char* kProgram = "scan";  // error lines start with it
 
 // Every runtime call goes through this: the failing expression, where, and why.
 #define HIP_CHECK(call)                                                         \
@@ -122,17 +123,26 @@ constexpr int kMaxReps = 1000;
 constexpr int kWarmups = 2;
 constexpr uint64_t kExactLimit = uint64_t(1) << 24;  // floats hold every integer up to here
 
+// The host plumbing this file uses, defined in the block at its end (identical in every
+// HIP lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
+// num, printTable, median, gbPerSecond).
+static void printUsage(FILE* to);
+[[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
+[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
+[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
+[[noreturn]] [[maybe_unused]] static void noGpu(const char* why, hipError_t err);
+[[maybe_unused]] static std::string fmt(const char* format, double value);
+[[maybe_unused]] static std::string num(unsigned long long value);
+[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
+                                        const std::vector<std::vector<std::string>>& rows);
+[[maybe_unused]] static float median(std::vector<float> values);
+[[maybe_unused]] static double gbPerSecond(double bytes, double ms);
+
 // ---- input -------------------------------------------------------------------
 //
-// splitmix64 rather than <random>: the same seed gives the same data with every
-// compiler and standard library, so a failing seed reproduces anywhere.
-
-static uint64_t splitmix64(uint64_t& state) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+// The generator is splitmix64, in the plumbing block at the end of the file: the same
+// seed gives the same data with every compiler, so a failing seed reproduces anywhere.
 
 enum class Pattern { Cycle, Random };
 
@@ -735,30 +745,6 @@ static void printUsage(FILE* to) {
                  kMaxN, kDefaultN, kMinTile, kMaxTile, kDefaultTile, kMinTile, kMaxTile, kMaxReps, kDefaultReps);
 }
 
-[[noreturn]] static void usageError(const char* fmt, const char* what) {
-    std::fprintf(stderr, "scan: ");
-    std::fprintf(stderr, fmt, what);
-    std::fprintf(stderr, "\n\n");
-    printUsage(stderr);
-    std::exit(kExitUsage);
-}
-
-// Whole decimal numbers only: "12abc", "-1", "" and overflow are all errors.
-static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value) {
-    if (text == nullptr || *text == '\0') return false;
-    for (const char* p = text; *p; ++p) {
-        if (*p < '0' || *p > '9') return false;
-    }
-    errno = 0;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text, &end, 10);
-    if (errno == ERANGE || *end != '\0' || v > max) return false;
-    value = v;
-    return true;
-}
-
-static bool isPowerOfTwo(unsigned long long x) { return x != 0 && (x & (x - 1)) == 0; }
-
 static Options parseOptions(int argc, char** argv) {
     Options opt;
     for (int a = 1; a < argc; ++a) {
@@ -888,13 +874,6 @@ static Options parseOptions(int argc, char** argv) {
 
 // ---- host side: device -------------------------------------------------------
 
-// One line and status 3 for every way of having no usable GPU; the harness and
-// `make run` recognise the status and report the line as a skip.
-[[noreturn]] static void noGpu(const char* why, hipError_t err) {
-    std::fprintf(stderr, "scan: no usable GPU: %s (%s)\n", why, hipGetErrorName(err));
-    std::exit(kExitNoGpu);
-}
-
 // The GPU's target without its feature flags: "gfx90a:sramecc+:xnack-" -> "gfx90a".
 static std::string baseArch(const char* gcn_arch_name) {
     const std::string arch = gcn_arch_name;
@@ -977,39 +956,6 @@ static std::string showFirst(const std::vector<float>& values, size_t count) {
     return text.empty() ? "-" : text;
 }
 
-static std::string fmt(const char* format, double value) {
-    char text[64];
-    std::snprintf(text, sizeof text, format, value);
-    return text;
-}
-
-static std::string num(unsigned long long value) { return std::to_string(value); }
-
-// Header, dashes, rows, blank line; columns two spaces apart and never empty, so
-// the harness reads them by header (scanlab.run.parse_table).
-static void printTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-    std::vector<size_t> width(header.size());
-    for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
-    for (const auto& row : rows) {
-        for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], std::max<size_t>(1, row[c].size()));
-    }
-    auto line = [&](const std::vector<std::string>& cells) {
-        std::string text;
-        for (size_t c = 0; c < cells.size(); ++c) {
-            const std::string cell = cells[c].empty() ? "-" : cells[c];
-            text += cell;
-            if (c + 1 < cells.size()) text += std::string(width[c] - cell.size() + 2, ' ');
-        }
-        std::printf("%s\n", text.c_str());
-    };
-    line(header);
-    std::vector<std::string> dashes;
-    for (size_t w : width) dashes.push_back(std::string(w, '-'));
-    line(dashes);
-    for (const auto& row : rows) line(row);
-    std::printf("\n");
-}
-
 // Gated checks: each one a comparison that must show zero mismatches.
 struct Gate {
     int checks = 0;
@@ -1041,12 +987,6 @@ static void poison(float* device, size_t n) {
 // Device events around each repetition, after kWarmups untimed runs; the median of
 // the repetitions is reported. Nothing in `enqueue` may allocate or synchronise.
 
-static float median(std::vector<float> values) {
-    std::sort(values.begin(), values.end());
-    const size_t mid = values.size() / 2;
-    return values.size() % 2 ? values[mid] : 0.5f * (values[mid - 1] + values[mid]);
-}
-
 template <typename Enqueue>
 static float medianMs(int reps, Enqueue&& enqueue) {
     hipEvent_t start, stop;
@@ -1066,8 +1006,6 @@ static float medianMs(int reps, Enqueue&& enqueue) {
     HIP_CHECK(hipEventDestroy(stop));
     return median(ms);
 }
-
-static double gbPerSecond(double bytes, double ms) { return bytes / (ms * 1e6); }
 
 // The copy ceiling: hipMemcpyAsync device to device of the same n floats, counting
 // read + write (2 * n * 4 bytes), measured in the same run as the scan it judges.
@@ -1617,3 +1555,94 @@ int main(int argc, char** argv) {
     std::printf("all %d gated checks passed: every kernel matched its CPU reference exactly\n", gate.checks);
     return kExitPass;
 }
+
+// ==== plumbing, identical in every HIP lesson file ==================================
+//
+// The host helpers every lesson program needs and none teaches: the input generator,
+// reading numbers off the command line, the two ways of giving up (a bad command line,
+// no usable GPU), and printing. The block is the same text in every HIP lesson file,
+// so a change here goes into all of them; harness/test_scanlab.py fails when the copies
+// differ. A lesson names what it uses from here in its declarations near the top.
+
+// splitmix64 rather than <random>: the same seed gives the same data with every
+// compiler and standard library, so a failing seed reproduces anywhere.
+[[maybe_unused]] static uint64_t splitmix64(uint64_t& state) {
+    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+// Whole decimal numbers only: "12abc", "-1", "" and overflow are all errors.
+[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value) {
+    if (text == nullptr || *text == '\0') return false;
+    for (const char* p = text; *p; ++p) {
+        if (*p < '0' || *p > '9') return false;
+    }
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(text, &end, 10);
+    if (errno == ERANGE || *end != '\0' || v > max) return false;
+    value = v;
+    return true;
+}
+
+[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x) { return x != 0 && (x & (x - 1)) == 0; }
+
+// A bad command line: what is wrong, then the usage, and status 2.
+[[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what) {
+    std::fprintf(stderr, "%s: ", kProgram);
+    std::fprintf(stderr, fmt, what);
+    std::fprintf(stderr, "\n\n");
+    printUsage(stderr);
+    std::exit(kExitUsage);
+}
+
+// One line and status 3 for every way of having no usable GPU.
+[[noreturn]] [[maybe_unused]] static void noGpu(const char* why, hipError_t err) {
+    std::fprintf(stderr, "%s: no usable GPU: %s (%s)\n", kProgram, why, hipGetErrorName(err));
+    std::exit(kExitNoGpu);
+}
+
+[[maybe_unused]] static std::string fmt(const char* format, double value) {
+    char text[64];
+    std::snprintf(text, sizeof text, format, value);
+    return text;
+}
+
+[[maybe_unused]] static std::string num(unsigned long long value) { return std::to_string(value); }
+
+// Header, dashes, rows, blank line; columns two spaces apart and never empty, so
+// the harness reads them by header (scanlab.run.parse_table).
+[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
+                                        const std::vector<std::vector<std::string>>& rows) {
+    std::vector<size_t> width(header.size());
+    for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
+    for (const auto& row : rows) {
+        for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], std::max<size_t>(1, row[c].size()));
+    }
+    auto line = [&](const std::vector<std::string>& cells) {
+        std::string text;
+        for (size_t c = 0; c < cells.size(); ++c) {
+            const std::string cell = cells[c].empty() ? "-" : cells[c];
+            text += cell;
+            if (c + 1 < cells.size()) text += std::string(width[c] - cell.size() + 2, ' ');
+        }
+        std::printf("%s\n", text.c_str());
+    };
+    line(header);
+    std::vector<std::string> dashes;
+    for (size_t w : width) dashes.push_back(std::string(w, '-'));
+    line(dashes);
+    for (const auto& row : rows) line(row);
+    std::printf("\n");
+}
+
+[[maybe_unused]] static float median(std::vector<float> values) {
+    std::sort(values.begin(), values.end());
+    const size_t mid = values.size() / 2;
+    return values.size() % 2 ? values[mid] : 0.5f * (values[mid - 1] + values[mid]);
+}
+
+[[maybe_unused]] static double gbPerSecond(double bytes, double ms) { return bytes / (ms * 1e6); }
+// ==== end of plumbing ================================================================
