@@ -150,3 +150,19 @@ def test_the_plumbing_blocks_are_identical_in_every_lesson_file(kind):
         for helper in ("splitmix64", "parseUnsigned", "usageError", "noGpu", "printTable", "median"):
             assert f" {helper}(" in block and not re.search(rf"^[A-Za-z\[][^;\n]*\b{helper}\([^;]*\{{\s*$", above, re.M), \
                 (name, helper)
+
+
+@pytest.mark.parametrize("kind", sorted(FENCED))
+def test_the_error_check_macro_is_the_same_text_in_every_lesson_file(kind):
+    """Macros cannot wait for the block at the end; the one every runtime call goes through is
+    held to one text here instead (kProgram names the program in its line)."""
+    repo = Path(__file__).resolve().parent.parent
+    name = "CUDA_CHECK" if kind == "CUDA" else "HIP_CHECK"
+    texts = {}
+    for path in FENCED[kind]:
+        found = re.search(rf"#define {name}\(call\).*?while \(0\)", (repo / path).read_text(), re.S)
+        assert found, (path, name)
+        texts[path] = found.group(0)
+    assert len(set(texts.values())) == 1, f"{name} differs between {sorted(texts)}"
+    assert "kProgram" in next(iter(texts.values()))
+

@@ -65,15 +65,15 @@ constexpr int kExitNoGpu = 3;
 constexpr const char* kProgram = "compaction";  // error lines start with it
 
 // Every runtime call goes through this: the failing expression, where, and why.
-#define CUDA_CHECK(call)                                                              \
-    do {                                                                              \
-        const cudaError_t err_ = (call);                                              \
-        if (err_ != cudaSuccess) {                                                    \
-            std::fprintf(stderr, "compaction: CUDA error %s (%s) in %s at %s:%d\n",   \
-                         cudaGetErrorName(err_), cudaGetErrorString(err_), #call,     \
-                         __FILE__, __LINE__);                                         \
-            std::exit(kExitFail);                                                     \
-        }                                                                             \
+#define CUDA_CHECK(call)                                                          \
+    do {                                                                          \
+        const cudaError_t err_ = (call);                                          \
+        if (err_ != cudaSuccess) {                                                \
+            std::fprintf(stderr, "%s: CUDA error %s (%s) in %s at %s:%d\n",       \
+                         kProgram, cudaGetErrorName(err_), cudaGetErrorString(err_), \
+                         #call, __FILE__, __LINE__);                              \
+            std::exit(kExitFail);                                                 \
+        }                                                                         \
     } while (0)
 
 // A launch reports a bad configuration at once (cudaGetLastError) and a fault in

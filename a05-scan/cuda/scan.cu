@@ -88,9 +88,9 @@ constexpr const char* kProgram = "scan";  // error lines start with it
     do {                                                                          \
         const cudaError_t err_ = (call);                                          \
         if (err_ != cudaSuccess) {                                                \
-            std::fprintf(stderr, "scan: CUDA error %s (%s) in %s at %s:%d\n",     \
-                         cudaGetErrorName(err_), cudaGetErrorString(err_), #call, \
-                         __FILE__, __LINE__);                                     \
+            std::fprintf(stderr, "%s: CUDA error %s (%s) in %s at %s:%d\n",       \
+                         kProgram, cudaGetErrorName(err_), cudaGetErrorString(err_), \
+                         #call, __FILE__, __LINE__);                              \
             std::exit(kExitFail);                                                 \
         }                                                                         \
     } while (0)

@@ -97,15 +97,15 @@ constexpr int kExitNoGpu = 3;
 constexpr const char* kProgram = "scan";  // error lines start with it
 
 // Every runtime call goes through this: the failing expression, where, and why.
-#define HIP_CHECK(call)                                                         \
-    do {                                                                        \
-        const hipError_t err_ = (call);                                         \
-        if (err_ != hipSuccess) {                                               \
-            std::fprintf(stderr, "scan: HIP error %s (%s) in %s at %s:%d\n",    \
-                         hipGetErrorName(err_), hipGetErrorString(err_), #call, \
-                         __FILE__, __LINE__);                                   \
-            std::exit(kExitFail);                                               \
-        }                                                                       \
+#define HIP_CHECK(call)                                                           \
+    do {                                                                          \
+        const hipError_t err_ = (call);                                           \
+        if (err_ != hipSuccess) {                                                 \
+            std::fprintf(stderr, "%s: HIP error %s (%s) in %s at %s:%d\n",        \
+                         kProgram, hipGetErrorName(err_), hipGetErrorString(err_), \
+                         #call, __FILE__, __LINE__);                              \
+            std::exit(kExitFail);                                                 \
+        }                                                                         \
     } while (0)
 
 // A launch reports a bad configuration at once (hipGetLastError) and a fault in
