@@ -86,7 +86,7 @@ constexpr size_t kMaxN = size_t(1) << 30;
 
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // CUDA lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond).
+// num, printTable, median, gbPerSecond, openDevice).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
@@ -99,6 +99,7 @@ static void printUsage(FILE* to);
                                         const std::vector<std::vector<std::string>>& rows);
 [[maybe_unused]] static float median(std::vector<float> values);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
+[[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
 
 // ---- GPU kernels -----------------------------------------------------------
 //
@@ -495,30 +496,6 @@ static int dumpReference(const Options& opt, const std::vector<float>& in) {
     return kExitPass;
 }
 
-static cudaDeviceProp openDevice() {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) noGpu("no CUDA device found", cudaErrorNoDevice);
-    if (err == cudaErrorInsufficientDriver) noGpu("the CUDA driver is missing or older than this program's runtime", err);
-    if (err != cudaSuccess) noGpu("the CUDA runtime could not start", err);
-
-    CUDA_CHECK(cudaSetDevice(0));
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-
-    // Ask for one kernel's attributes: this fails when the binary holds no
-    // machine code or PTX this GPU can run, before any launch does.
-    cudaFuncAttributes attr{};
-    const cudaError_t image = cudaFuncGetAttributes(&attr, scanInclusiveDoubleBuffer);
-    if (image != cudaSuccess) {
-        char why[160];
-        std::snprintf(why, sizeof why, "this binary has no code for sm_%d%d; rebuild with -arch=sm_%d%d", prop.major,
-                      prop.minor, prop.major, prop.minor);
-        noGpu(why, image);
-    }
-    return prop;
-}
-
 struct Mismatch {
     size_t count = 0;
     size_t first = 0;
@@ -724,7 +701,7 @@ int main(int argc, char** argv) {
     const std::vector<float> h_in = makeInput(opt.n, opt.pattern, opt.seed);
     if (!opt.dump_reference.empty()) return dumpReference(opt, h_in);
 
-    const cudaDeviceProp prop = openDevice();
+    const cudaDeviceProp prop = openDevice(reinterpret_cast<const void*>(&scanInclusiveDoubleBuffer));
     std::printf("GPU: %s (compute capability %d.%d), warp size %d\n", prop.name, prop.major, prop.minor, prop.warpSize);
     if (opt.trace) return runTrace(opt, prop);
     std::printf("Max threads per block: %d, shared memory per block: %zu B\n\n", prop.maxThreadsPerBlock,
@@ -830,7 +807,7 @@ int main(int argc, char** argv) {
 //
 // The host helpers every lesson program needs and none teaches: the input generator,
 // reading numbers off the command line, the two ways of giving up (a bad command line,
-// no usable GPU), and printing. The block is the same text in every CUDA lesson file,
+// no usable GPU), opening the device, and printing. The block is the same text in every CUDA lesson file,
 // so a change here goes into all of them; harness/test_scanlab.py fails when the copies
 // differ. A lesson names what it uses from here in its declarations near the top.
 
@@ -915,4 +892,30 @@ int main(int argc, char** argv) {
 }
 
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms) { return bytes / (ms * 1e6); }
+
+// The device every program uses, or status 3 with one line for every way of having no
+// usable GPU: no device, a driver too old for this runtime, or (asking for the
+// attributes of `probe`, one of the program's kernels, which fails before any launch
+// would) no machine code or PTX in this binary that the GPU can run.
+[[maybe_unused]] static cudaDeviceProp openDevice(const void* probe) {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) noGpu("no CUDA device found", cudaErrorNoDevice);
+    if (err == cudaErrorInsufficientDriver) noGpu("the CUDA driver is missing or older than this program's runtime", err);
+    if (err != cudaSuccess) noGpu("the CUDA runtime could not start", err);
+
+    CUDA_CHECK(cudaSetDevice(0));
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+
+    cudaFuncAttributes attr{};
+    const cudaError_t image = cudaFuncGetAttributes(&attr, probe);
+    if (image != cudaSuccess) {
+        char why[160];
+        std::snprintf(why, sizeof why, "this binary has no code for sm_%d%d; rebuild with -arch=sm_%d%d", prop.major,
+                      prop.minor, prop.major, prop.minor);
+        noGpu(why, image);
+    }
+    return prop;
+}
 // ==== end of plumbing ================================================================

@@ -93,7 +93,7 @@ constexpr double kDefaultKeep = 0.5;
 
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // CUDA lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond).
+// num, printTable, median, gbPerSecond, openDevice).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
@@ -106,6 +106,7 @@ static void printUsage(FILE* to);
                                         const std::vector<std::vector<std::string>>& rows);
 [[maybe_unused]] static float median(std::vector<float> values);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
+[[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
 
 // ---- input -------------------------------------------------------------------
 
@@ -441,30 +442,6 @@ static Options parseOptions(int argc, char** argv) {
     return opt;
 }
 
-// ---- host side: device -------------------------------------------------------
-
-static cudaDeviceProp openDevice() {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) noGpu("no CUDA device found", cudaErrorNoDevice);
-    if (err == cudaErrorInsufficientDriver) noGpu("the CUDA driver is missing or older than this program's runtime", err);
-    if (err != cudaSuccess) noGpu("the CUDA runtime could not start", err);
-
-    CUDA_CHECK(cudaSetDevice(0));
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-
-    cudaFuncAttributes attr{};
-    const cudaError_t image = cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(&mark_nonzero));
-    if (image != cudaSuccess) {
-        char why[160];
-        std::snprintf(why, sizeof why, "this binary has no code for sm_%d%d; rebuild with -arch=sm_%d%d", prop.major,
-                      prop.minor, prop.major, prop.minor);
-        noGpu(why, image);
-    }
-    return prop;
-}
-
 // ---- host side: printing -----------------------------------------------------
 
 static std::string showValue(float v) {
@@ -678,7 +655,7 @@ int main(int argc, char** argv) {
         opt.seed = splitmix64(clock_state) % 1000000;  // short enough to retype
     }
 
-    const cudaDeviceProp prop = openDevice();
+    const cudaDeviceProp prop = openDevice(reinterpret_cast<const void*>(&mark_nonzero));
     if (opt.threads > unsigned(prop.maxThreadsPerBlock)) {
         std::fprintf(stderr, "compaction: --threads %u exceeds this GPU's %d threads per block\n", opt.threads,
                      prop.maxThreadsPerBlock);
@@ -778,7 +755,7 @@ int main(int argc, char** argv) {
 //
 // The host helpers every lesson program needs and none teaches: the input generator,
 // reading numbers off the command line, the two ways of giving up (a bad command line,
-// no usable GPU), and printing. The block is the same text in every CUDA lesson file,
+// no usable GPU), opening the device, and printing. The block is the same text in every CUDA lesson file,
 // so a change here goes into all of them; harness/test_scanlab.py fails when the copies
 // differ. A lesson names what it uses from here in its declarations near the top.
 
@@ -863,4 +840,30 @@ int main(int argc, char** argv) {
 }
 
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms) { return bytes / (ms * 1e6); }
+
+// The device every program uses, or status 3 with one line for every way of having no
+// usable GPU: no device, a driver too old for this runtime, or (asking for the
+// attributes of `probe`, one of the program's kernels, which fails before any launch
+// would) no machine code or PTX in this binary that the GPU can run.
+[[maybe_unused]] static cudaDeviceProp openDevice(const void* probe) {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) noGpu("no CUDA device found", cudaErrorNoDevice);
+    if (err == cudaErrorInsufficientDriver) noGpu("the CUDA driver is missing or older than this program's runtime", err);
+    if (err != cudaSuccess) noGpu("the CUDA runtime could not start", err);
+
+    CUDA_CHECK(cudaSetDevice(0));
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+
+    cudaFuncAttributes attr{};
+    const cudaError_t image = cudaFuncGetAttributes(&attr, probe);
+    if (image != cudaSuccess) {
+        char why[160];
+        std::snprintf(why, sizeof why, "this binary has no code for sm_%d%d; rebuild with -arch=sm_%d%d", prop.major,
+                      prop.minor, prop.major, prop.minor);
+        noGpu(why, image);
+    }
+    return prop;
+}
 // ==== end of plumbing ================================================================

@@ -112,7 +112,7 @@ constexpr uint64_t kExactLimit = uint64_t(1) << 24;  // floats hold every intege
 
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // CUDA lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond).
+// num, printTable, median, gbPerSecond, openDevice).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
@@ -125,6 +125,7 @@ static void printUsage(FILE* to);
                                         const std::vector<std::vector<std::string>>& rows);
 [[maybe_unused]] static float median(std::vector<float> values);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
+[[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
 
 // ---- input -------------------------------------------------------------------
 //
@@ -846,32 +847,6 @@ static Options parseOptions(int argc, char** argv) {
     return opt;
 }
 
-// ---- host side: device -------------------------------------------------------
-
-static cudaDeviceProp openDevice() {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) noGpu("no CUDA device found", cudaErrorNoDevice);
-    if (err == cudaErrorInsufficientDriver) noGpu("the CUDA driver is missing or older than this program's runtime", err);
-    if (err != cudaSuccess) noGpu("the CUDA runtime could not start", err);
-
-    CUDA_CHECK(cudaSetDevice(0));
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-
-    // Asking for one kernel's attributes fails when the binary holds no machine
-    // code or PTX this GPU can run, before any launch does.
-    cudaFuncAttributes attr{};
-    const cudaError_t image = cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(&blelloch_scan_tile<true>));
-    if (image != cudaSuccess) {
-        char why[160];
-        std::snprintf(why, sizeof why, "this binary has no code for sm_%d%d; rebuild with -arch=sm_%d%d", prop.major,
-                      prop.minor, prop.major, prop.minor);
-        noGpu(why, image);
-    }
-    return prop;
-}
-
 // ---- host side: checking and printing ----------------------------------------
 
 struct Mismatch {
@@ -1321,8 +1296,6 @@ static void runPart3(const Options& opt, const Input& input, const float* d_in, 
     freeLevels(lv);
 }
 
-// ---- main --------------------------------------------------------------------
-
 // ---- host side: --trace -------------------------------------------------------
 //
 // One block, one tile of up to 64 elements, through the three tile kernels with
@@ -1438,6 +1411,8 @@ static int runTrace(const Options& opt, const char* gpu) {
     return kExitPass;
 }
 
+// ---- main --------------------------------------------------------------------
+
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
     if (opt.pattern == Pattern::Random && !opt.seed_given) {
@@ -1445,7 +1420,7 @@ int main(int argc, char** argv) {
         opt.seed = splitmix64(clock_state) % 1000000;  // short enough to retype
     }
 
-    const cudaDeviceProp prop = openDevice();
+    const cudaDeviceProp prop = openDevice(reinterpret_cast<const void*>(&blelloch_scan_tile<true>));
     if (opt.trace) {
         std::printf("GPU: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
         return runTrace(opt, prop.name);
@@ -1516,7 +1491,7 @@ int main(int argc, char** argv) {
 //
 // The host helpers every lesson program needs and none teaches: the input generator,
 // reading numbers off the command line, the two ways of giving up (a bad command line,
-// no usable GPU), and printing. The block is the same text in every CUDA lesson file,
+// no usable GPU), opening the device, and printing. The block is the same text in every CUDA lesson file,
 // so a change here goes into all of them; harness/test_scanlab.py fails when the copies
 // differ. A lesson names what it uses from here in its declarations near the top.
 
@@ -1601,4 +1576,30 @@ int main(int argc, char** argv) {
 }
 
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms) { return bytes / (ms * 1e6); }
+
+// The device every program uses, or status 3 with one line for every way of having no
+// usable GPU: no device, a driver too old for this runtime, or (asking for the
+// attributes of `probe`, one of the program's kernels, which fails before any launch
+// would) no machine code or PTX in this binary that the GPU can run.
+[[maybe_unused]] static cudaDeviceProp openDevice(const void* probe) {
+    int count = 0;
+    const cudaError_t err = cudaGetDeviceCount(&count);
+    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) noGpu("no CUDA device found", cudaErrorNoDevice);
+    if (err == cudaErrorInsufficientDriver) noGpu("the CUDA driver is missing or older than this program's runtime", err);
+    if (err != cudaSuccess) noGpu("the CUDA runtime could not start", err);
+
+    CUDA_CHECK(cudaSetDevice(0));
+    cudaDeviceProp prop{};
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+
+    cudaFuncAttributes attr{};
+    const cudaError_t image = cudaFuncGetAttributes(&attr, probe);
+    if (image != cudaSuccess) {
+        char why[160];
+        std::snprintf(why, sizeof why, "this binary has no code for sm_%d%d; rebuild with -arch=sm_%d%d", prop.major,
+                      prop.minor, prop.major, prop.minor);
+        noGpu(why, image);
+    }
+    return prop;
+}
 // ==== end of plumbing ================================================================

@@ -98,7 +98,7 @@ constexpr double kDefaultKeep = 0.5;
 
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // HIP lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond).
+// num, printTable, median, gbPerSecond, baseArch, openDevice).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
@@ -111,6 +111,8 @@ static void printUsage(FILE* to);
                                         const std::vector<std::vector<std::string>>& rows);
 [[maybe_unused]] static float median(std::vector<float> values);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
+[[maybe_unused]] static std::string baseArch(const char* gcn_arch_name);
+[[maybe_unused]] static hipDeviceProp_t openDevice(const void* probe);
 
 // ---- input -------------------------------------------------------------------
 
@@ -449,43 +451,6 @@ static Options parseOptions(int argc, char** argv) {
     return opt;
 }
 
-// ---- host side: device -------------------------------------------------------
-
-// The GPU's target without its feature flags: "gfx90a:sramecc+:xnack-" -> "gfx90a".
-static std::string baseArch(const char* gcn_arch_name) {
-    const std::string arch = gcn_arch_name;
-    return arch.substr(0, arch.find(':'));
-}
-
-// hipErrorNoDevice without an AMD GPU; hipErrorNoBinaryForGpu for a binary built
-// for another gfx target (see scan.cpp: some ROCm versions stop at the first call).
-static hipDeviceProp_t openDevice() {
-    int count = 0;
-    const hipError_t err = hipGetDeviceCount(&count);
-    if (err == hipErrorNoDevice || (err == hipSuccess && count == 0)) noGpu("no HIP device found", hipErrorNoDevice);
-    if (err == hipErrorInsufficientDriver) noGpu("the GPU driver is missing or older than this program's HIP runtime", err);
-    if (err == hipErrorNoBinaryForGpu) {
-        noGpu("this binary has no code for this GPU's architecture; rebuild with --offload-arch set to the GPU's "
-              "target (/opt/rocm/bin/offload-arch prints it)", err);
-    }
-    if (err != hipSuccess) noGpu("the HIP runtime could not start", err);
-
-    HIP_CHECK(hipSetDevice(0));
-    hipDeviceProp_t prop{};
-    HIP_CHECK(hipGetDeviceProperties(&prop, 0));
-
-    hipFuncAttributes attr{};
-    const hipError_t image = hipFuncGetAttributes(&attr, reinterpret_cast<const void*>(&mark_nonzero));
-    if (image != hipSuccess) {
-        const std::string arch = baseArch(prop.gcnArchName);
-        char why[200];
-        std::snprintf(why, sizeof why, "this binary has no code for %s; rebuild with --offload-arch=%s", arch.c_str(),
-                      arch.c_str());
-        noGpu(why, image);
-    }
-    return prop;
-}
-
 // ---- host side: printing -----------------------------------------------------
 
 static std::string showValue(float v) {
@@ -699,7 +664,7 @@ int main(int argc, char** argv) {
         opt.seed = splitmix64(clock_state) % 1000000;  // short enough to retype
     }
 
-    const hipDeviceProp_t prop = openDevice();
+    const hipDeviceProp_t prop = openDevice(reinterpret_cast<const void*>(&mark_nonzero));
     if (opt.threads > unsigned(prop.maxThreadsPerBlock)) {
         std::fprintf(stderr, "compaction: --threads %u exceeds this GPU's %d threads per block\n", opt.threads,
                      prop.maxThreadsPerBlock);
@@ -800,7 +765,7 @@ int main(int argc, char** argv) {
 //
 // The host helpers every lesson program needs and none teaches: the input generator,
 // reading numbers off the command line, the two ways of giving up (a bad command line,
-// no usable GPU), and printing. The block is the same text in every HIP lesson file,
+// no usable GPU), opening the device, and printing. The block is the same text in every HIP lesson file,
 // so a change here goes into all of them; harness/test_scanlab.py fails when the copies
 // differ. A lesson names what it uses from here in its declarations near the top.
 
@@ -885,4 +850,41 @@ int main(int argc, char** argv) {
 }
 
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms) { return bytes / (ms * 1e6); }
+
+// The GPU's target without its feature flags: "gfx90a:sramecc+:xnack-" -> "gfx90a".
+[[maybe_unused]] static std::string baseArch(const char* gcn_arch_name) {
+    const std::string arch = gcn_arch_name;
+    return arch.substr(0, arch.find(':'));
+}
+
+// The device every program uses, or status 3 with one line for every way of having no
+// usable GPU: no device, a driver too old for this runtime, no code object for this
+// GPU (asking for the attributes of `probe`, one of the program's kernels, fails
+// before any launch would).
+[[maybe_unused]] static hipDeviceProp_t openDevice(const void* probe) {
+    int count = 0;
+    const hipError_t err = hipGetDeviceCount(&count);
+    if (err == hipErrorNoDevice || (err == hipSuccess && count == 0)) noGpu("no HIP device found", hipErrorNoDevice);
+    if (err == hipErrorInsufficientDriver) noGpu("the GPU driver is missing or older than this program's HIP runtime", err);
+    if (err == hipErrorNoBinaryForGpu) {
+        noGpu("this binary has no code for this GPU's architecture; rebuild with --offload-arch set to the GPU's "
+              "target (/opt/rocm/bin/offload-arch prints it)", err);
+    }
+    if (err != hipSuccess) noGpu("the HIP runtime could not start", err);
+
+    HIP_CHECK(hipSetDevice(0));
+    hipDeviceProp_t prop{};
+    HIP_CHECK(hipGetDeviceProperties(&prop, 0));
+
+    hipFuncAttributes attr{};
+    const hipError_t image = hipFuncGetAttributes(&attr, probe);
+    if (image != hipSuccess) {
+        const std::string arch = baseArch(prop.gcnArchName);
+        char why[200];
+        std::snprintf(why, sizeof why, "this binary has no code for %s; rebuild with --offload-arch=%s", arch.c_str(),
+                      arch.c_str());
+        noGpu(why, image);
+    }
+    return prop;
+}
 // ==== end of plumbing ================================================================

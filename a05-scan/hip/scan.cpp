@@ -125,7 +125,7 @@ constexpr uint64_t kExactLimit = uint64_t(1) << 24;  // floats hold every intege
 
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // HIP lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond).
+// num, printTable, median, gbPerSecond, baseArch, openDevice).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
@@ -138,6 +138,8 @@ static void printUsage(FILE* to);
                                         const std::vector<std::vector<std::string>>& rows);
 [[maybe_unused]] static float median(std::vector<float> values);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
+[[maybe_unused]] static std::string baseArch(const char* gcn_arch_name);
+[[maybe_unused]] static hipDeviceProp_t openDevice(const void* probe);
 
 // ---- input -------------------------------------------------------------------
 //
@@ -872,48 +874,6 @@ static Options parseOptions(int argc, char** argv) {
     return opt;
 }
 
-// ---- host side: device -------------------------------------------------------
-
-// The GPU's target without its feature flags: "gfx90a:sramecc+:xnack-" -> "gfx90a".
-static std::string baseArch(const char* gcn_arch_name) {
-    const std::string arch = gcn_arch_name;
-    return arch.substr(0, arch.find(':'));
-}
-
-// Without an AMD GPU (no /dev/kfd) the runtime answers hipErrorNoDevice. A binary
-// built for another gfx target gets hipErrorNoBinaryForGpu, from the first call on
-// some ROCm versions and from the kernel lookup below on others; some versions
-// instead stop the program at its first call with their own line,
-// "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!".
-static hipDeviceProp_t openDevice() {
-    int count = 0;
-    const hipError_t err = hipGetDeviceCount(&count);
-    if (err == hipErrorNoDevice || (err == hipSuccess && count == 0)) noGpu("no HIP device found", hipErrorNoDevice);
-    if (err == hipErrorInsufficientDriver) noGpu("the GPU driver is missing or older than this program's HIP runtime", err);
-    if (err == hipErrorNoBinaryForGpu) {
-        noGpu("this binary has no code for this GPU's architecture; rebuild with --offload-arch set to the GPU's "
-              "target (/opt/rocm/bin/offload-arch prints it)", err);
-    }
-    if (err != hipSuccess) noGpu("the HIP runtime could not start", err);
-
-    HIP_CHECK(hipSetDevice(0));
-    hipDeviceProp_t prop{};
-    HIP_CHECK(hipGetDeviceProperties(&prop, 0));
-
-    // Asking for one kernel's attributes fails when the binary holds no code
-    // object for this GPU's gfx target, before any launch does.
-    hipFuncAttributes attr{};
-    const hipError_t image = hipFuncGetAttributes(&attr, reinterpret_cast<const void*>(&blelloch_scan_tile<true>));
-    if (image != hipSuccess) {
-        const std::string arch = baseArch(prop.gcnArchName);
-        char why[200];
-        std::snprintf(why, sizeof why, "this binary has no code for %s; rebuild with --offload-arch=%s", arch.c_str(),
-                      arch.c_str());
-        noGpu(why, image);
-    }
-    return prop;
-}
-
 // ---- host side: checking and printing ----------------------------------------
 
 struct Mismatch {
@@ -1363,8 +1323,6 @@ static void runPart3(const Options& opt, const Input& input, const float* d_in, 
     freeLevels(lv);
 }
 
-// ---- main --------------------------------------------------------------------
-
 // ---- host side: --trace -------------------------------------------------------
 //
 // One block, one tile of up to 64 elements, through the three tile kernels with
@@ -1480,6 +1438,8 @@ static int runTrace(const Options& opt, const char* gpu) {
     return kExitPass;
 }
 
+// ---- main --------------------------------------------------------------------
+
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
     if (opt.pattern == Pattern::Random && !opt.seed_given) {
@@ -1487,7 +1447,7 @@ int main(int argc, char** argv) {
         opt.seed = splitmix64(clock_state) % 1000000;  // short enough to retype
     }
 
-    const hipDeviceProp_t prop = openDevice();
+    const hipDeviceProp_t prop = openDevice(reinterpret_cast<const void*>(&blelloch_scan_tile<true>));
     if (opt.trace) {
         std::printf("GPU: %s (%s)\n", prop.name, prop.gcnArchName);
         return runTrace(opt, prop.name);
@@ -1560,7 +1520,7 @@ int main(int argc, char** argv) {
 //
 // The host helpers every lesson program needs and none teaches: the input generator,
 // reading numbers off the command line, the two ways of giving up (a bad command line,
-// no usable GPU), and printing. The block is the same text in every HIP lesson file,
+// no usable GPU), opening the device, and printing. The block is the same text in every HIP lesson file,
 // so a change here goes into all of them; harness/test_scanlab.py fails when the copies
 // differ. A lesson names what it uses from here in its declarations near the top.
 
@@ -1645,4 +1605,41 @@ int main(int argc, char** argv) {
 }
 
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms) { return bytes / (ms * 1e6); }
+
+// The GPU's target without its feature flags: "gfx90a:sramecc+:xnack-" -> "gfx90a".
+[[maybe_unused]] static std::string baseArch(const char* gcn_arch_name) {
+    const std::string arch = gcn_arch_name;
+    return arch.substr(0, arch.find(':'));
+}
+
+// The device every program uses, or status 3 with one line for every way of having no
+// usable GPU: no device, a driver too old for this runtime, no code object for this
+// GPU (asking for the attributes of `probe`, one of the program's kernels, fails
+// before any launch would).
+[[maybe_unused]] static hipDeviceProp_t openDevice(const void* probe) {
+    int count = 0;
+    const hipError_t err = hipGetDeviceCount(&count);
+    if (err == hipErrorNoDevice || (err == hipSuccess && count == 0)) noGpu("no HIP device found", hipErrorNoDevice);
+    if (err == hipErrorInsufficientDriver) noGpu("the GPU driver is missing or older than this program's HIP runtime", err);
+    if (err == hipErrorNoBinaryForGpu) {
+        noGpu("this binary has no code for this GPU's architecture; rebuild with --offload-arch set to the GPU's "
+              "target (/opt/rocm/bin/offload-arch prints it)", err);
+    }
+    if (err != hipSuccess) noGpu("the HIP runtime could not start", err);
+
+    HIP_CHECK(hipSetDevice(0));
+    hipDeviceProp_t prop{};
+    HIP_CHECK(hipGetDeviceProperties(&prop, 0));
+
+    hipFuncAttributes attr{};
+    const hipError_t image = hipFuncGetAttributes(&attr, probe);
+    if (image != hipSuccess) {
+        const std::string arch = baseArch(prop.gcnArchName);
+        char why[200];
+        std::snprintf(why, sizeof why, "this binary has no code for %s; rebuild with --offload-arch=%s", arch.c_str(),
+                      arch.c_str());
+        noGpu(why, image);
+    }
+    return prop;
+}
 // ==== end of plumbing ================================================================
