@@ -49,7 +49,8 @@
 //     carry; "tile k's carry is off by D" is a look-back that stopped early or late).
 //   The timing table: GB/s counts n * 4 bytes read plus n * 4 written, for every row;
 //     "of copy" divides by a device-to-device copy measured in the same run, "vs CUB"
-//     is CUB's time over ours (above 1.00: faster than CUB). Every timed repetition
+//     is CUB's time over ours (above 1.00: faster than CUB), and "Thrust of copy" is
+//     thrust::exclusive_scan / inclusive_scan's fraction. Every timed repetition
 //     starts with the L2 cleaned (a read of twice its size), so 2^22 and 2^23, whose
 //     data fit in the H200's L2, are not flattered by the previous repetition.
 //   Targets for the H200 at 2^28, float32 and int32: 0.90 of the copy or more, and
