@@ -54,16 +54,19 @@ re-read the input and scan it again with its offset (reduce, then scan): 3n
 bytes instead of 4n, for twice the tl.cumsum work. Try it and see whether the
 "of copy" column moves from 0.5 towards 0.67.
 
-Map, in reading order:
+Map, in reading order (the order of the Triton tutorials):
 
-* the command line and the start-up checks (torch, triton, a device);
+* the imports, with the one choice that must come before them (``--device cpu``
+  switches on Triton's interpreter, which has to be set before kernels are
+  decorated);
 * the kernels: ``scan_blocks_kernel`` (phase 1: ``tl.cumsum`` of one block, its
   total written; SHIFT=1 makes it exclusive), ``add_offsets_kernel`` (phase 3),
   ``rowwise_cumsum_kernel`` (one program per row);
 * the wrappers that launch them: ``scan_levels``/``scan_1d`` (the recursion over
   levels) and ``row_config``/``rowwise_cumsum``;
-* the checks (``run_checks``: exact on integer-valued data, a stated tolerance on
-  random floats), then the benchmark, then ``main``.
+* the checks, one function per kind: ``check_scan_1d`` and ``check_rowwise``
+  (exact, integer-valued data) and ``check_random_floats`` (a stated tolerance);
+* the benchmark; the command line; ``main``.
 
 Exit status: 0 every check passed (and the benchmark ran, when asked);
 1 a check failed, or a kernel failed to compile or run; 2 bad command line;
@@ -72,13 +75,14 @@ says which).
 """
 
 # %%
-# The command line comes first
-# ----------------------------
+# Imports
+# -------
 #
-# It is read before torch and triton are imported, so ``--help`` and a bad
-# flag answer on a machine without them, and so ``--device cpu`` can switch on
-# Triton's interpreter, which must be chosen before the kernels below are
-# decorated.
+# --device cpu runs the kernels in Triton's interpreter, which must be switched on
+# before the kernels below are decorated, so that one option is looked at here; the
+# whole command line is read in main's turn, at the end. When torch or triton is
+# missing, the definitions still load (through a stand-in that knows only what they
+# need), so --help and a bad flag still answer, and main() then says what is missing.
 
 import argparse
 import csv
@@ -105,143 +109,42 @@ DEFAULT_ROWS = [256, 1024, 4096, 16384]
 DEFAULT_COLS = 1000
 
 
-def _count(text: str) -> int:
-    """A whole number written as 123 or as a power of two, 2^20."""
-    text = text.strip()
-    if "^" in text:
-        base, _, power = text.partition("^")
-        if base != "2" or not power.isdigit() or int(power) > 40:
-            raise ValueError(text)
-        return 2 ** int(power)
-    if not text.isdigit():
-        raise ValueError(text)
-    return int(text)
+def _wants_interpreter(argv) -> bool:
+    """--device cpu or --device=cpu on the command line."""
+    return "--device=cpu" in argv or any(a == "--device" and b == "cpu" for a, b in zip(argv, argv[1:]))
 
 
-def _list_of(kind, check, what):
-    def parse(text):
-        values = []
-        for part in text.split(","):
-            try:
-                value = kind(part)
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"{what}, not '{part}'") from None
-            if not check(value):
-                raise argparse.ArgumentTypeError(f"{what}, not '{part}'")
-            values.append(value)
-        return values
-
-    return parse
+if __name__ == "__main__" and _wants_interpreter(sys.argv[1:]):
+    os.environ["TRITON_INTERPRET"] = "1"
 
 
-def _seed(text: str) -> int:
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"--seed wants a whole number, not '{text}'")
-    return int(text)
+class _Missing:
+    """Stands in for torch, triton and triton.language when one is not importable: just
+    enough for this file's definitions to load. main() stops before anything runs."""
+
+    constexpr = None
+    float32 = int32 = None
+
+    @staticmethod
+    def jit(fn):
+        return fn
 
 
-def _power_of_two(v: int) -> bool:
-    return v > 0 and v & (v - 1) == 0
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # why first, then the usage, then status 2
-        sys.stderr.write(f"scan.py: {message}\n\n")
-        self.print_usage(sys.stderr)
-        sys.exit(EXIT_USAGE)
-
-
-def parse_args(argv):
-    p = _Parser(
-        prog="scan.py",
-        description="Lab 3: rowwise_cumsum and a three-phase scan_1d in Triton, checked against "
-        "torch.cumsum and timed against a copy.",
-        epilog="exit status: 0 every check passed (and the benchmark ran, when asked); 1 a check "
-        "failed or a kernel failed; 2 bad command line; 3 no usable GPU, or torch or triton "
-        "is not importable",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("--check", action="store_true", help="run the checks only, no benchmark")
-    p.add_argument("--quick", action="store_true",
-                   help="small sizes for the checks and the benchmark (the test harness uses this)")
-    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
-                   help="cuda (default), or cpu: Triton's interpreter on CPU tensors, wall-clock "
-                   "timings that mean nothing")
-    p.add_argument("--block", type=_list_of(_count, lambda v: _power_of_two(v) and 32 <= v <= 65536,
-                                            "--block wants powers of two from 32 to 65536"),
-                   default=[SCAN_BLOCK], metavar="B[,B...]",
-                   help=f"scan_1d elements per program (default {SCAN_BLOCK})")
-    p.add_argument("--warps", type=_list_of(_count, lambda v: v in WARP_CHOICES,
-                                            "--warps wants 1, 2, 4, 8, 16 or 32"),
-                   default=[SCAN_WARPS], metavar="W[,W...]",
-                   help=f"scan_1d num_warps (default {SCAN_WARPS}); every --block is tried with every --warps")
-    p.add_argument("--row-block", type=_list_of(_count, lambda v: _power_of_two(v) and 32 <= v <= 65536,
-                                                "--row-block wants powers of two from 32 to 65536"),
-                   default=[ROW_MAX_BLOCK], metavar="B[,B...]",
-                   help=f"rowwise_cumsum: the largest block; longer rows loop (default {ROW_MAX_BLOCK})")
-    p.add_argument("--row-warps", type=_list_of(_count, lambda v: v in WARP_CHOICES,
-                                                "--row-warps wants 1, 2, 4, 8, 16 or 32"),
-                   default=[0], metavar="W[,W...]",
-                   help="rowwise_cumsum num_warps (default: from the block, block/256 clamped to 1..8)")
-    p.add_argument("--bench-sizes", type=_list_of(_count, lambda v: 1 <= v <= MAX_N,
-                                                  f"--bench-sizes wants element counts from 1 to {MAX_N}"),
-                   metavar="N[,N...]", help="scan_1d sizes to time, e.g. 2^24,2^28 (default 2^16..2^28 "
-                   "by powers of 4; --quick: 2^12..2^16)")
-    p.add_argument("--rows", type=_list_of(_count, lambda v: 1 <= v <= 2**20, "--rows wants 1 to 2^20 rows"),
-                   metavar="R[,R...]", help="rowwise_cumsum row counts to time (default 256,1024,4096,16384)")
-    p.add_argument("--cols", type=_list_of(_count, lambda v: 1 <= v <= 2**20, "--cols wants 1 to 2^20"),
-                   metavar="L", help=f"rowwise_cumsum row length to time (default {DEFAULT_COLS})")
-    p.add_argument("--out", metavar="DIR", help="where the benchmark writes scan_bench.csv and "
-                   "scan_bench.png (default: build/a05-scan/triton/ at the top of the repository)")
-    p.add_argument("--seed", type=_seed, metavar="S",
-                   help="seed for the random check data (default: drawn from the clock, printed)")
-    args = p.parse_args(argv)
-    if args.cols is not None:
-        if len(args.cols) != 1:
-            p.error("--cols takes one row length")
-        args.cols = args.cols[0]
-    if args.check:
-        for flag, value in (("--bench-sizes", args.bench_sizes), ("--rows", args.rows),
-                            ("--cols", args.cols), ("--out", args.out)):
-            if value is not None:
-                p.error(f"{flag} only applies to the benchmark; drop --check to run it")
-    for block in args.block:
-        for warps in args.warps:
-            if block < 32 * warps:
-                p.error(f"--block {block} with --warps {warps}: a block needs at least 32 x num_warps "
-                        "elements, one per thread")
-    for block in args.row_block:
-        for warps in args.row_warps:
-            if warps and block < 32 * warps:
-                p.error(f"--row-block {block} with --row-warps {warps}: a block needs at least "
-                        "32 x num_warps elements, one per thread")
-    return args
-
-
-def _unusable(why: str):
-    """Exit status 3 with one line: no usable GPU, or no torch / triton to run on it."""
-    print(f"scan.py: {why}", file=sys.stderr)
-    sys.exit(EXIT_NO_GPU)
-
-
-if __name__ == "__main__":
-    ARGS = parse_args(sys.argv[1:])
-    if ARGS.device == "cpu":
-        os.environ["TRITON_INTERPRET"] = "1"
-
+MISSING = ""  # why the run cannot go ahead: "torch is not importable (...)", or ""
 try:
     import torch
 except (ImportError, OSError) as exc:
-    if __name__ == "__main__":
-        _unusable(f"torch is not importable ({type(exc).__name__}: {exc})")
-    raise
+    if __name__ != "__main__":
+        raise
+    torch, MISSING = _Missing, f"torch is not importable ({type(exc).__name__}: {exc})"
 try:
     import triton
     import triton.language as tl
 except (ImportError, OSError) as exc:
-    if __name__ == "__main__":
-        _unusable(f"triton is not importable ({type(exc).__name__}: {exc})")
-    raise
+    if __name__ != "__main__":
+        raise
+    torch, triton, tl = _Missing, _Missing, _Missing  # nothing will run: torch's stand-in too
+    MISSING = MISSING or f"triton is not importable ({type(exc).__name__}: {exc})"
 
 INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
@@ -594,31 +497,33 @@ def _cell(result):
     return "ok" if wrong == 0 else f"{wrong} wrong"
 
 
-def run_checks(device, seed: int, quick: bool, scan_configs, row_configs) -> list:
-    """Every check; prints three tables and returns a line per failure."""
-    gen = torch.Generator().manual_seed(seed)
-    failures = []
-    modes = ((torch.float32, False), (torch.float32, True), (torch.int32, False), (torch.int32, True))
+# The four (dtype, exclusive) columns of the exact tables.
+MODES = ((DTYPES[0], False), (DTYPES[0], True), (DTYPES[1], False), (DTYPES[1], True))
 
-    def exact_row(name, label, fn, x_by_dtype, dim):
-        cells = []
-        for dtype, exclusive in modes:
-            x = x_by_dtype[dtype]
-            kept = x.clone()
-            out = fn(x, exclusive, poisoned_like(x))
-            ref = exact_reference(x, exclusive, dim)
-            result = compare_exact(out, ref)
-            mode = "exclusive" if exclusive else "inclusive"
-            if result[0]:
-                wrong, first, expected, actual = result
-                failures.append(f"{name} {str(dtype)[6:]} {mode} {label}: out[{_fmt_index(first)}] is {actual}, "
-                                f"should be {expected} ({wrong} wrong)")
-            if not torch.equal(x, kept):
-                failures.append(f"{name} {str(dtype)[6:]} {mode} {label}: the input was modified")
-                result = (max(result[0], 1),) + result[1:]
-            cells.append(_cell(result))
-        return cells
 
+def _exact_row(name, label, fn, x_by_dtype, dim, failures) -> list:
+    """One table row: the four dtype/mode cells; each mismatch or changed input is added to failures."""
+    cells = []
+    for dtype, exclusive in MODES:
+        x = x_by_dtype[dtype]
+        kept = x.clone()
+        out = fn(x, exclusive, poisoned_like(x))
+        ref = exact_reference(x, exclusive, dim)
+        result = compare_exact(out, ref)
+        mode = "exclusive" if exclusive else "inclusive"
+        if result[0]:
+            wrong, first, expected, actual = result
+            failures.append(f"{name} {str(dtype)[6:]} {mode} {label}: out[{_fmt_index(first)}] is {actual}, "
+                            f"should be {expected} ({wrong} wrong)")
+        if not torch.equal(x, kept):
+            failures.append(f"{name} {str(dtype)[6:]} {mode} {label}: the input was modified")
+            result = (max(result[0], 1),) + result[1:]
+        cells.append(_cell(result))
+    return cells
+
+
+def check_scan_1d(device, gen, quick: bool, scan_configs, failures) -> None:
+    """scan_1d against torch.cumsum, exactly, at sizes that each carry a reason."""
     # scan_1d: the sizes each carry a reason.
     block0, warps0 = scan_configs[0]
     sizes = [
@@ -646,10 +551,13 @@ def run_checks(device, seed: int, quick: bool, scan_configs, row_configs) -> lis
     for n, why, block, warps in plan:
         data = {dtype: integer_data((n,), dtype, gen).to(device) for dtype in DTYPES}
         fn = lambda x, exclusive, out, b=block, w=warps: scan_1d(x, exclusive, block=b, num_warps=w, out=out)
-        cells = exact_row("scan_1d", f"n={n} block {block}/{warps}", fn, data, 0)
+        cells = _exact_row("scan_1d", f"n={n} block {block}/{warps}", fn, data, 0, failures)
         rows.append([n, block, warps, len(scan_levels(n, block))] + cells + [why])
     _table(["n", "block", "warps", "levels", "f32 incl", "f32 excl", "i32 incl", "i32 excl", "why"], rows)
 
+
+def check_rowwise(device, gen, quick: bool, row_configs, failures) -> None:
+    """rowwise_cumsum against torch.cumsum(dim=1), exactly, at shapes that each carry a reason."""
     # rowwise_cumsum: (rows, length, max block, warps, strided?) with a reason each.
     max_block0, rwarps0 = row_configs[0]
     shapes = [
@@ -678,10 +586,15 @@ def run_checks(device, seed: int, quick: bool, scan_configs, row_configs) -> lis
         fn = lambda x, exclusive, out, m=max_block, w=rwarps: rowwise_cumsum(
             x, exclusive, max_block=m, num_warps=w, out=out)
         block, warps, per_row = row_config(length, max_block, rwarps)
-        cells = exact_row("rowwise_cumsum", f"{n_rows}x{length} max block {max_block}", fn, data, 1)
+        cells = _exact_row("rowwise_cumsum", f"{n_rows}x{length} max block {max_block}", fn, data, 1, failures)
         rows.append([f"{n_rows}x{length}", block, warps, per_row] + cells + [why])
     _table(["shape", "block", "warps", "blocks/row", "f32 incl", "f32 excl", "i32 incl", "i32 excl", "why"], rows)
 
+
+def check_random_floats(device, gen, quick: bool, scan_configs, row_configs, failures) -> None:
+    """Both functions on random floats, within a stated tolerance of the exact sum."""
+    block0, warps0 = scan_configs[0]
+    max_block0, rwarps0 = row_configs[0]
     # Random floats: a tolerance, with its reason.
     print("random float32 data, uniform in [-1, 1), compared with a tolerance, not exactly:\n"
           "float addition is not associative (A05 section 6), so another order of additions rounds differently.\n"
@@ -711,6 +624,16 @@ def run_checks(device, seed: int, quick: bool, scan_configs, row_configs) -> lis
             rows.append([name, label, mode, f"{ours_err:.2e}", f"{torch_err:.2e}", f"{FLOAT_TOLERANCE:.2e}",
                          "ok" if ok else "FAIL"])
     _table(["function", "shape", "mode", "ours err/S", "torch err/S", "limit", "result"], rows)
+
+
+def run_checks(device, seed: int, quick: bool, scan_configs, row_configs) -> list:
+    """Every check, in this order (the seed's draws depend on it); prints three tables and returns a
+    line per failure."""
+    gen = torch.Generator().manual_seed(seed)
+    failures = []
+    check_scan_1d(device, gen, quick, scan_configs, failures)
+    check_rowwise(device, gen, quick, row_configs, failures)
+    check_random_floats(device, gen, quick, scan_configs, row_configs, failures)
     return failures
 
 
@@ -894,6 +817,130 @@ def summarize(records, cols: int) -> str:
 
 
 # %%
+# The command line
+# ----------------
+
+def _count(text: str) -> int:
+    """A whole number written as 123 or as a power of two, 2^20."""
+    text = text.strip()
+    if "^" in text:
+        base, _, power = text.partition("^")
+        if base != "2" or not power.isdigit() or int(power) > 40:
+            raise ValueError(text)
+        return 2 ** int(power)
+    if not text.isdigit():
+        raise ValueError(text)
+    return int(text)
+
+
+def _list_of(kind, check, what):
+    def parse(text):
+        values = []
+        for part in text.split(","):
+            try:
+                value = kind(part)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"{what}, not '{part}'") from None
+            if not check(value):
+                raise argparse.ArgumentTypeError(f"{what}, not '{part}'")
+            values.append(value)
+        return values
+
+    return parse
+
+
+def _seed(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"--seed wants a whole number, not '{text}'")
+    return int(text)
+
+
+def _power_of_two(v: int) -> bool:
+    return v > 0 and v & (v - 1) == 0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # why first, then the usage, then status 2
+        sys.stderr.write(f"scan.py: {message}\n\n")
+        self.print_usage(sys.stderr)
+        sys.exit(EXIT_USAGE)
+
+
+def parse_args(argv):
+    p = _Parser(
+        prog="scan.py",
+        description="Lab 3: rowwise_cumsum and a three-phase scan_1d in Triton, checked against "
+        "torch.cumsum and timed against a copy.",
+        epilog="exit status: 0 every check passed (and the benchmark ran, when asked); 1 a check "
+        "failed or a kernel failed; 2 bad command line; 3 no usable GPU, or torch or triton "
+        "is not importable",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--check", action="store_true", help="run the checks only, no benchmark")
+    p.add_argument("--quick", action="store_true",
+                   help="small sizes for the checks and the benchmark (the test harness uses this)")
+    p.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                   help="cuda (default), or cpu: Triton's interpreter on CPU tensors, wall-clock "
+                   "timings that mean nothing")
+    p.add_argument("--block", type=_list_of(_count, lambda v: _power_of_two(v) and 32 <= v <= 65536,
+                                            "--block wants powers of two from 32 to 65536"),
+                   default=[SCAN_BLOCK], metavar="B[,B...]",
+                   help=f"scan_1d elements per program (default {SCAN_BLOCK})")
+    p.add_argument("--warps", type=_list_of(_count, lambda v: v in WARP_CHOICES,
+                                            "--warps wants 1, 2, 4, 8, 16 or 32"),
+                   default=[SCAN_WARPS], metavar="W[,W...]",
+                   help=f"scan_1d num_warps (default {SCAN_WARPS}); every --block is tried with every --warps")
+    p.add_argument("--row-block", type=_list_of(_count, lambda v: _power_of_two(v) and 32 <= v <= 65536,
+                                                "--row-block wants powers of two from 32 to 65536"),
+                   default=[ROW_MAX_BLOCK], metavar="B[,B...]",
+                   help=f"rowwise_cumsum: the largest block; longer rows loop (default {ROW_MAX_BLOCK})")
+    p.add_argument("--row-warps", type=_list_of(_count, lambda v: v in WARP_CHOICES,
+                                                "--row-warps wants 1, 2, 4, 8, 16 or 32"),
+                   default=[0], metavar="W[,W...]",
+                   help="rowwise_cumsum num_warps (default: from the block, block/256 clamped to 1..8)")
+    p.add_argument("--bench-sizes", type=_list_of(_count, lambda v: 1 <= v <= MAX_N,
+                                                  f"--bench-sizes wants element counts from 1 to {MAX_N}"),
+                   metavar="N[,N...]", help="scan_1d sizes to time, e.g. 2^24,2^28 (default 2^16..2^28 "
+                   "by powers of 4; --quick: 2^12..2^16)")
+    p.add_argument("--rows", type=_list_of(_count, lambda v: 1 <= v <= 2**20, "--rows wants 1 to 2^20 rows"),
+                   metavar="R[,R...]", help="rowwise_cumsum row counts to time (default 256,1024,4096,16384)")
+    p.add_argument("--cols", type=_list_of(_count, lambda v: 1 <= v <= 2**20, "--cols wants 1 to 2^20"),
+                   metavar="L", help=f"rowwise_cumsum row length to time (default {DEFAULT_COLS})")
+    p.add_argument("--out", metavar="DIR", help="where the benchmark writes scan_bench.csv and "
+                   "scan_bench.png (default: build/a05-scan/triton/ at the top of the repository)")
+    p.add_argument("--seed", type=_seed, metavar="S",
+                   help="seed for the random check data (default: drawn from the clock, printed)")
+    args = p.parse_args(argv)
+    if args.cols is not None:
+        if len(args.cols) != 1:
+            p.error("--cols takes one row length")
+        args.cols = args.cols[0]
+    if args.check:
+        for flag, value in (("--bench-sizes", args.bench_sizes), ("--rows", args.rows),
+                            ("--cols", args.cols), ("--out", args.out)):
+            if value is not None:
+                p.error(f"{flag} only applies to the benchmark; drop --check to run it")
+    for block in args.block:
+        for warps in args.warps:
+            if block < 32 * warps:
+                p.error(f"--block {block} with --warps {warps}: a block needs at least 32 x num_warps "
+                        "elements, one per thread")
+    for block in args.row_block:
+        for warps in args.row_warps:
+            if warps and block < 32 * warps:
+                p.error(f"--row-block {block} with --row-warps {warps}: a block needs at least "
+                        "32 x num_warps elements, one per thread")
+    return args
+
+
+def _unusable(why: str):
+    """Exit status 3 with one line: no usable GPU, or no torch / triton to run on it."""
+    print(f"scan.py: {why}", file=sys.stderr)
+    sys.exit(EXIT_NO_GPU)
+
+
+
+# %%
 # Main: open the device, check everything, then (unless --check) time it.
 
 
@@ -968,4 +1015,7 @@ def main(args) -> int:
 
 
 if __name__ == "__main__":
+    ARGS = parse_args(sys.argv[1:])
+    if MISSING:
+        _unusable(MISSING)
     sys.exit(main(ARGS))
