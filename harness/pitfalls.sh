@@ -50,7 +50,11 @@ NEW[5]="        // PITFALL 5: the root keeps the tile's total instead of the ide
 WHAT[5]="the identity: Blelloch's root not cleared to 0 before the down-sweep; Lab 1 at n = 65537, not a power of two"
 WHAT[6]="bank conflicts and the padding: make -C a05-scan profile-cuda (Nsight Compute, with and without padding)"
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+usage() {  # usage [WHY]: what was wrong (one line, on stderr), then the usage, and status 2
+  [ $# -gt 0 ] && echo "pitfalls: $1" >&2
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+}
 
 need() {  # need TOOL WHY
   command -v "$1" >/dev/null 2>&1 || { echo "pitfalls: $1 not found: $2" >&2; exit 3; }
@@ -81,10 +85,10 @@ arch() {  # the first GPU's sm_XY, for a build of one file
 
 build() {  # build SOURCE BINARY
   need "$nvcc" "the CUDA toolkit (../SETUP.md)"
-  "$nvcc" -std=c++17 -O3 -lineinfo -arch="$(arch)" -o "$2" "$1" || { echo "pitfalls: the build failed" >&2; exit 1; }
+  "$nvcc" -std=c++17 -O3 -lineinfo -arch="$sm" -o "$2" "$1" || { echo "pitfalls: the build failed" >&2; exit 1; }
 }
 
-[ $# -ge 1 ] || usage
+[ $# -ge 1 ] || usage "which pitfall? give a number from 1 to 6, or list"
 case $1 in
   list)
     for n in 1 2 3 4 5 6; do
@@ -92,7 +96,7 @@ case $1 in
     done
     exit 0 ;;
   [1-6]) n=$1 ;;
-  *) usage ;;
+  *) usage "no pitfall '$1': give a number from 1 to 6, or list" ;;
 esac
 if [ "${2:-}" = "--patch" ]; then
   [ -n "${FILE[$n]:-}" ] || { echo "pitfall $n changes no line: it uses an existing flag or target"; exit 0; }
@@ -100,14 +104,19 @@ if [ "${2:-}" = "--patch" ]; then
   diff -u "${FILE[$n]}" "$copy" | sed "1,2s#$repo/##"
   exit 0
 fi
-[ $# -eq 1 ] || usage
+[ $# -eq 1 ] || usage "one pitfall at a time, and only --patch after it"
 
+# The GPU's architecture, once: here a missing GPU ends the script with status 3 (inside
+# $(...) below, its exit would end only the subshell).
+if [ "$n" != 4 ]; then
+  sm=$(arch) || exit 3
+fi
 mkdir -p "$out"
 log=$out/$n.log
 echo "pitfall $n: ${WHAT[$n]}" | tee "$log"
 case $n in
   1)
-    make --no-print-directory cuda SM_ARCH="$(arch)" >/dev/null || exit 1
+    make --no-print-directory cuda SM_ARCH="$sm" >/dev/null || exit 1
     scan=${BUILD:-$repo/build}/day31-scan/scan
     "$scan" --n 4096 --block 32,64,256 --kernel in-place,double-buffer 2>&1 | tee -a "$log"
     need "$sanitizer" "it ships with the CUDA toolkit"
@@ -130,7 +139,7 @@ case $n in
     build "$copy" "$out/5/scan"
     "$out/5/scan" --part 1,3 --n 65537 --reps 0 2>&1 | tee -a "$log" ;;
   6)
-    make --no-print-directory -C a05-scan profile-cuda SM_ARCH="$(arch)" 2>&1 | tee -a "$log" ;;
+    make --no-print-directory -C a05-scan profile-cuda SM_ARCH="$sm" 2>&1 | tee -a "$log" ;;
 esac
 echo "pitfalls: pitfall $n shown above; the whole output is in ${log#"$repo"/}"
 exit 0

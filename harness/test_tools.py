@@ -193,6 +193,18 @@ def test_pitfalls_lists_six_and_refuses_a_bad_command_line():
     for bad in ([], ["7"], ["x"], ["1", "--nope"]):
         proc = pitfalls(*bad)
         assert proc.returncode == 2 and "harness/pitfalls.sh N" in proc.stdout, bad
+        assert len(proc.stderr.strip().splitlines()) == 1 and proc.stderr.startswith("pitfalls: "), proc.stderr
+
+
+@pytest.mark.parametrize("n", ["1", "2", "3", "5", "6"])
+def test_a_gpu_pitfall_without_a_gpu_says_so_in_one_line_and_exits_3(n, tmp_path):
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\nexit 9\n")  # installed, but no GPU answers
+    (fake / "nvidia-smi").chmod(0o755)
+    proc = pitfalls(n, BUILD=str(tmp_path), PATH=f"{fake}:{os.environ['PATH']}")
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert proc.stderr.strip().splitlines() == ["pitfalls: no NVIDIA GPU (nvidia-smi lists none)"], proc.stderr
 
 
 @pytest.mark.parametrize("n", ["2", "3", "4", "5"])
