@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from scanlab.env import fresh_environ
+
 REPO = Path(__file__).resolve().parent.parent
 NOTEBOOK = REPO / "harness" / "colab" / "scan-lab.ipynb"
 
@@ -78,7 +80,7 @@ def test_the_notebook_runs_top_to_bottom_on_this_gpu(tmp_path):
     script.write_text("\n\n".join(code_cells()))
     clone = tmp_path / "checkout"
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{REPO}", str(clone)], check=True, timeout=300)
-    env = {**os.environ, "SCANLAB_REPO": str(clone), "SCANLAB_WORKDIR": str(tmp_path / "work")}
+    env = fresh_environ(SCANLAB_REPO=str(clone), SCANLAB_WORKDIR=str(tmp_path / "work"))  # its make, its build/
     (tmp_path / "work").mkdir()
     proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path / "work", env=env, capture_output=True,
                           text=True, timeout=3000)

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from scanlab.env import fresh_environ
+
 REPO = Path(__file__).resolve().parent.parent
 # Each document, and the directory its commands run from.
 DOC_DIRS = {"README.md": ".", "SETUP.md": ".", "harness/README.md": ".", "a05-scan/README.md": "a05-scan",
@@ -159,12 +161,10 @@ def targets_in(directory: Path) -> set[str]:
 def source_of(program: Path) -> Path | None:
     """The source a program is, or is built from: the file itself, or for build/<dir>/.../<name>,
     the <name>.cu/.cpp/.py under the matching source directory."""
-    if program.is_file() and program.suffix in (".py", ".sh", ""):
-        return program
     try:
         relative = program.resolve().relative_to(REPO / "build")
-    except ValueError:
-        return None
+    except ValueError:  # not a build product: a script in the tree (or nothing)
+        return program if program.is_file() and program.suffix in (".py", ".sh", "") else None
     parts = relative.parts
     candidates = []
     for suffix in (".cu", ".cpp", ".py"):
@@ -274,7 +274,8 @@ def test_the_no_gpu_commands_run_as_shown_with_their_documented_status(tmp_path)
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, timeout=300)
     for (doc, text), status in sorted(RUNS.items()):
         cwd = clone / DOC_DIRS[doc]
-        proc = subprocess.run(text, shell=True, cwd=cwd, capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(text, shell=True, cwd=cwd, capture_output=True, text=True, timeout=900,
+                              env=fresh_environ())  # the clone's make writes into the clone's build/
         assert proc.returncode == status, f"{doc}: `{text}` exited {proc.returncode}, documented {status}\n" \
                                           f"{proc.stdout[-2000:]}{proc.stderr[-2000:]}"
     left = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", "--ignored"], cwd=clone,

@@ -22,6 +22,16 @@ from pathlib import Path
 KNOWN_REQUIREMENTS = ("nvcc", "hipcc", "gpu", "sanitizer", "triton", "ncu", "sandbox")
 
 
+# What `make` hands its recipes (the top Makefile exports BUILD and the architectures)
+# and what would steer a make run in another checkout into this one's build folder.
+MAKE_VARIABLES = ("BUILD", "SM_ARCH", "GPU_ARCH", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+
+
+def fresh_environ(**extra: str) -> dict[str, str]:
+    """os.environ without MAKE_VARIABLES, plus `extra`: for commands run in a clone."""
+    return {**{k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}, **extra}
+
+
 def required() -> set[str]:
     names = {x.strip() for x in os.environ.get("SCANLAB_REQUIRE", "").split(",") if x.strip()}
     unknown = names - set(KNOWN_REQUIREMENTS) - {"all"}
