@@ -37,11 +37,12 @@ constexpr int kFreeTotalVersion = 0;  // TODO: 1 or 2
 // TODO: one sentence saying why.
 constexpr const char* kFreeTotalSentence = "";
 
-// Hillis-Steele over two halves of `tile` (each blockDim.x words), exactly as in
-// the lesson: reads only half src, writes only half dst, one barrier a step,
-// idle lanes copy themselves across. Returns the half holding the inclusive
-// scan; it ends with a barrier, so any lane may then read any word of it.
-__device__ unsigned int inclusiveScanDoubleBuffer(float* tile, unsigned int tid, unsigned int width) {
+// Hillis-Steele over two halves of `tile` (each blockDim.x words): the lesson's
+// hillisSteeleDoubleBuffer (day31-scan/scan.cu), same name, the same steps without
+// the lesson's --trace hook. It reads only half src, writes only half dst, one barrier
+// a step, and idle lanes copy themselves across. Returns the half holding the
+// inclusive scan; it ends with a barrier, so any lane may then read any word of it.
+__device__ unsigned int hillisSteeleDoubleBuffer(float* tile, unsigned int tid, unsigned int width) {
     unsigned int src = 0;
     for (unsigned int offset = 1; offset < width; offset *= 2) {
         const unsigned int dst = 1 - src;
@@ -63,7 +64,7 @@ __global__ void scanExclusiveScanThenShift(const float* __restrict__ in, float* 
 
     tile[tid] = i < n ? in[i] : 0.0f;
     __syncthreads();
-    const unsigned int src = inclusiveScanDoubleBuffer(tile, tid, width);
+    const unsigned int src = hillisSteeleDoubleBuffer(tile, tid, width);
     if (i < n) out[i] = tid > 0 ? tile[src * width + tid - 1] : 0.0f;
 
     // TODO: write this tile's total to block_totals[blockIdx.x].
@@ -82,7 +83,7 @@ __global__ void scanExclusiveShiftThenScan(const float* __restrict__ in, float* 
     // TODO: load element i - 1 instead (the identity 0 for lane 0 of every tile).
     tile[tid] = i < n ? in[i] : 0.0f;
     __syncthreads();
-    const unsigned int src = inclusiveScanDoubleBuffer(tile, tid, width);
+    const unsigned int src = hillisSteeleDoubleBuffer(tile, tid, width);
     if (i < n) out[i] = tile[src * width + tid];
 
     // TODO: write this tile's total to block_totals[blockIdx.x]. What is in

@@ -81,6 +81,11 @@ hide_drill03() {  # hide_drill03 COMMAND...: run it, holding back the output of 
   return "${PIPESTATUS[0]}"
 }
 
+draw_pictures() {  # the trace pictures of Day 31 and Lab 1, from the traces make run just wrote
+  "$PYTHON" day31-scan/race_picture.py "$build/day31-scan/race.txt" --out "$build/day31-scan" &&
+    "$PYTHON" a05-scan/trace_pictures.py "$build/a05-scan/trace.txt" --out "$build/a05-scan/trace"
+}
+
 nvidia_gpu() {
   command -v nvidia-smi >/dev/null 2>&1 || { echo "no NVIDIA GPU (nvidia-smi not found)"; return 1; }
   nvidia-smi -L 2>/dev/null | grep -q '^GPU' || { echo "no NVIDIA GPU (nvidia-smi lists none)"; return 1; }
@@ -105,6 +110,15 @@ elif ! why=$(nvidia_gpu); then
   for p in "${cuda_programs[@]}"; do skip "${p%%:*}" "$why"; done
 elif build_step "make cuda" make --no-print-directory cuda; then
   for p in "${cuda_programs[@]}"; do attempt "${p%%:*}" "${p#*:}"; done
+  # The kernels' own traces (--trace), then their pictures where matplotlib is importable.
+  attempt "day31-scan/scan.cu --trace" "$build/day31-scan/scan" --trace --trace-out "$build/day31-scan/race.txt"
+  attempt "a05-scan/cuda/scan.cu --trace" "$build/a05-scan/cuda/scan" --trace --trace-out "$build/a05-scan/trace.txt"
+  if ! "$PYTHON" -c 'import matplotlib' >/dev/null 2>&1; then
+    skip "pictures of the traces" "matplotlib is not importable by $PYTHON (pip install -r harness/requirements.txt)"
+  elif [ -f "$build/day31-scan/race.txt" ] && [ -f "$build/a05-scan/trace.txt" ]; then
+    attempt "pictures of the traces, in $(shown "$build/day31-scan")/race.png and $(shown "$build/a05-scan/trace")/" \
+      draw_pictures
+  fi
 fi
 
 # ---- HIP: A05 Labs 1-2 on an AMD GPU

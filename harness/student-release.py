@@ -46,10 +46,10 @@ RELEASED_TOP = ["README.md", "SETUP.md", "GLOSSARY.md", "REFERENCES.md", "Makefi
 # harness/: what self-checking needs (make run, make test, grade.py in self-study mode).
 RELEASED_HARNESS = ["README.md", "grade.py", "scanlab", "drivers", "points.toml", "hip_on_cuda",
                     "conftest.py", "pytest.ini", "requirements.txt", "run-lessons.sh", "run-tests.sh",
-                    "find-cuda-tool.sh", "colab", "pitfalls.sh"]
+                    "find-cuda-tool.sh", "colab", "pitfalls.sh", "fixtures"]
 # Test modules that import, read and grade nothing of solutions/, harness/corpus/ or harness/planted/.
 RELEASED_TESTS = ["test_scanlab.py", "test_sandbox.py", "test_day31.py", "test_a05_cuda.py",
-                  "test_a05_hip.py", "test_triton.py"]
+                  "test_a05_hip.py", "test_triton.py", "test_trace.py"]
 
 LEFT_OUT = {
     "solutions": "the reference answers",

@@ -16,14 +16,14 @@ import subprocess
 
 import pytest
 
-from scanlab import EXIT_FAIL, EXIT_NO_GPU, EXIT_PASS, EXIT_USAGE, env
-from scanlab.build import Program, compile_program
+from scanlab import EXIT_FAIL, EXIT_NO_GPU, EXIT_PASS, EXIT_USAGE, env, splitmix
+from scanlab.build import A05_CUDA_COMPACTION, A05_CUDA_SCAN, Program, compile_program
 from scanlab.paths import REPO
 from scanlab.run import parse_table, run, run_on_gpu
 from scanlab.sanitizer import sanitize
 
-SCAN = Program("a05-cuda-scan", ("a05-scan/cuda/scan.cu",))
-COMPACTION = Program("a05-cuda-compaction", ("a05-scan/cuda/compaction.cu",))
+SCAN = A05_CUDA_SCAN
+COMPACTION = A05_CUDA_COMPACTION
 BUILDS = [SCAN, COMPACTION]
 
 PART1_HEADER = ["kernel", "should be", "matches", "vs inclusive", "vs exclusive", "first outputs", "gated"]
@@ -54,16 +54,6 @@ def compaction(builder):
 
 # ---- what the programs promise, computed independently ---------------------------
 
-def splitmix64(state: int) -> tuple[int, int]:
-    """One step of splitmix64: (new state, output). The programs use the same."""
-    mask = (1 << 64) - 1
-    state = (state + 0x9E3779B97F4A7C15) & mask
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-    return state, z ^ (z >> 31)
-
-
 def scan_input_prefix(n: int, pattern: str, seed: int, count: int) -> list[int]:
     """The first `count` values of scan.cu's input (dense sizes, n <= 2^24)."""
     assert 0 < n <= EXACT_LIMIT
@@ -74,7 +64,7 @@ def scan_input_prefix(n: int, pattern: str, seed: int, count: int) -> list[int]:
     top = min(15, EXACT_LIMIT // n)
     values, state = [], seed
     for _ in range(count):
-        state, out = splitmix64(state)
+        state, out = splitmix.step(state)
         values.append(out % (top + 1))
     return values
 
@@ -455,7 +445,7 @@ def nonzero_count(n: int, pattern: str, keep: float = 0.5, seed: int = 0) -> int
         return n // 2  # in[i] is zero for even i
     state, kept = seed, 0
     for _ in range(n):
-        state, out = splitmix64(state)
+        state, out = splitmix.step(state)
         kept += (out >> 11) * 2.0 ** -53 < keep
     return kept
 

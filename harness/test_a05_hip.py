@@ -27,12 +27,12 @@ import subprocess
 import pytest
 
 from scanlab import EXIT_NO_GPU, EXIT_PASS, EXIT_USAGE, env
+from scanlab.build import A05_CUDA_COMPACTION as CUDA_COMPACTION
+from scanlab.build import A05_CUDA_SCAN as CUDA_SCAN
 from scanlab.build import HIP_ARCH, Program
 from scanlab.paths import REPO
 from scanlab.run import Result, run, run_on_gpu, split_row
 from scanlab.sanitizer import sanitize
-from test_a05_cuda import COMPACTION as CUDA_COMPACTION
-from test_a05_cuda import SCAN as CUDA_SCAN
 
 SOURCES = {"scan": "a05-scan/hip/scan.cpp", "compaction": "a05-scan/hip/compaction.cpp"}
 CUDA_SOURCES = {"scan": "a05-scan/cuda/scan.cu", "compaction": "a05-scan/cuda/compaction.cu"}

@@ -26,6 +26,7 @@ from scanlab import EXIT_FAIL, EXIT_PASS
 from scanlab import grade_day31 as d31
 from scanlab import grade_drills as gd
 from scanlab import scan_counts
+from scanlab.day31_fakes import CASE, SENTENCE, fake_run
 from scanlab.grading import (INSTRUCTOR_TEST, Check, PointsError, Report, load_points, max_score, points_table,
                              require_points)
 from scanlab.paths import REPO
@@ -215,8 +216,6 @@ def test_drill03_course_hints_hold_no_count():
 # ---- Day 31, through evaluate with made-up dumps (no GPU) ------------------------------------
 
 def day31_reports(**kwargs) -> tuple[Report, Report]:
-    from test_day31_exercise import CASE, SENTENCE, fake_run
-
     return tuple(d31.evaluate(Report("day31", "fake.cu", mode=mode), d31.Answers(2, SENTENCE),
                               [fake_run(CASE, **kwargs)]) for mode in ("self-study", "course"))
 
@@ -242,8 +241,6 @@ def test_day31_course_mode_shows_no_expected_value():
 
 def test_day31_starter_like_dump_scores_0():
     """The starter: the lesson's scan given, the other kernel inclusive, no totals, no answers."""
-    from test_day31_exercise import CASE, fake_run
-
     nan = float("nan")
     run = fake_run(CASE, out={"shift-then-scan": d31.inclusive_tiles},
                    totals={k: (lambda v, b: [nan] * -(-len(v) // b)) for k in d31.KERNELS})

@@ -15,13 +15,13 @@ from itertools import accumulate
 import pytest
 
 from scanlab import EXIT_FAIL, EXIT_NO_GPU, EXIT_PASS, EXIT_USAGE
-from scanlab.build import Program, compile_program
+from scanlab.build import DAY31_SCAN, Program, compile_program
 from scanlab.grade_day31 import cycle8, random_small
 from scanlab.paths import REPO
 from scanlab.run import parse_table, run, run_on_gpu
 from scanlab.sanitizer import sanitize
 
-SCAN = Program("day31-scan", ("day31-scan/scan.cu",))
+SCAN = DAY31_SCAN
 BUILDS = [SCAN]
 
 MISMATCH_HEADER = ["threads", "kernel", "mismatches", "first bad", "gated"]

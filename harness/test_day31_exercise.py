@@ -18,12 +18,12 @@ import subprocess
 import pytest
 
 from scanlab import EXIT_FAIL, EXIT_NO_GPU, EXIT_PASS
-from scanlab.grade_day31 import (BLOCKS, GUARD, KERNEL_SYMBOLS, KERNELS, POISON, SENTENCE_CHECK,
-                                 SIDE_EFFECTS_CHECK, VERSION_CHECK, Answers, Case, CaseRun, Launch, build_runner,
-                                 compile_submission, evaluate, exclusive_tiles, f32_bytes, grade, inclusive_tiles,
-                                 missing_kernel_message, outside_includes, parse_module, parse_task, random_small,
-                                 scratch_name,
-                                 tile_totals, wrapper_source)
+from scanlab.grade_day31 import (GUARD, KERNEL_SYMBOLS, KERNELS, POISON, SENTENCE_CHECK, SIDE_EFFECTS_CHECK,
+                                 VERSION_CHECK, Answers, Launch, build_runner, compile_submission, evaluate,
+                                 exclusive_tiles, f32_bytes, grade, inclusive_tiles, missing_kernel_message,
+                                 outside_includes, parse_module, parse_task, scratch_name, tile_totals,
+                                 wrapper_source)
+from scanlab.day31_fakes import CASE, SENTENCE, clean_launch, fake_run, guarded
 from scanlab.grading import Report, max_score
 from scanlab.paths import REPO
 from scanlab.run import run
@@ -36,40 +36,10 @@ GRADE = REPO / "harness" / "grade.py"
 NAN = float("nan")
 OUT = {k: f"{k}: exclusive scan at 32, 64, 256, 1024 threads" for k in KERNELS}
 TOTALS = {k: f"{k}: block totals at 32, 64, 256, 1024 threads" for k in KERNELS}
-SENTENCE = "Scan-then-shift keeps the whole tile, so its last word is the total."
 
 
 # ---- the grading logic, on made-up runner dumps (no GPU) --------------------------------
 
-def guarded(words: bytes, before: bytes | None = None, after: bytes | None = None) -> bytes:
-    """`words` with the runner's poisoned guard words on both sides (or the ones given)."""
-    return (before or POISON * GUARD) + words + (after or POISON * GUARD)
-
-
-def clean_launch(values, block) -> Launch:
-    """What a correct kernel leaves: the reference in out and totals, the input untouched, guards intact."""
-    return Launch(GUARD, guarded(f32_bytes(exclusive_tiles(values, block))),
-                  guarded(f32_bytes(tile_totals(values, block))), guarded(f32_bytes(values)))
-
-
-def fake_run(case: Case, out=None, totals=None, launch=None) -> CaseRun:
-    """One input's launches; `out`/`totals` override one kernel's arrays, `launch` a whole launch."""
-    launches = {}
-    for block in BLOCKS:
-        launches[block] = {}
-        for kernel in KERNELS:
-            made = clean_launch(case.values, block)
-            if out and kernel in out:
-                made.out_words = guarded(f32_bytes(out[kernel](case.values, block)))
-            if totals and kernel in totals:
-                made.totals_words = guarded(f32_bytes(totals[kernel](case.values, block)))
-            if launch and kernel in launch:
-                made = launch[kernel](case.values, block, made)
-            launches[block][kernel] = made
-    return CaseRun(case, launches)
-
-
-CASE = Case("random: n=3001", random_small(3001, 5))
 
 
 def graded(answer=1, sentence=SENTENCE, answers: Answers | None = None, **kwargs) -> Report:

@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 
 from scanlab import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
+from scanlab import drill_common
 from scanlab import grade_drills as gd
 from scanlab.grading import Report, max_score, points_table
 from scanlab.paths import REPO
@@ -280,7 +281,7 @@ def test_a_compile_error_shows_the_command_and_the_compiler(graded):
     feedback = graded["drill01_nocompile"].check("builds").feedback
     command = next(line for line in feedback.splitlines() if line.startswith("$ "))
     # The submission is compiled alone, under its own name, so the messages name the student's file.
-    assert shlex.split(command[2:])[1:] == [*gd.CXXFLAGS, "-x", "c++", "-c", "-DSCANLAB_GRADER",
+    assert shlex.split(command[2:])[1:] == [*gd.CXX_FLAGS, "-x", "c++", "-c", "-DSCANLAB_GRADER",
                                             "drill01_nocompile.cpp", "-o", "submission.o"], command
     assert "drill01_nocompile.cpp:8:66: error: expected" in feedback
     assert "driver" not in feedback  # nothing of the grader's own code is blamed
@@ -318,7 +319,7 @@ class RecordingSandbox(gd.Sandbox):
 @slow
 @pytest.mark.parametrize("drill", ["drill01", "drill02"])
 def test_each_function_runs_in_a_fresh_sandbox_with_only_its_inputs(drill, tmp_path, monkeypatch):
-    monkeypatch.setattr(gd, "Sandbox", RecordingSandbox)
+    monkeypatch.setattr(drill_common, "Sandbox", RecordingSandbox)
     RecordingSandbox.seen = []
     report = gd.grade(drill, SOLUTIONS / FILES[drill], tmp_path / "work", seed=5)
     assert report.passed, report.text()
@@ -366,7 +367,7 @@ long long total_from_exclusive(const long long* in, const long long* excl, std::
 @slow
 def test_a_run_that_dies_part_way_is_repeated_case_by_case(tmp_path, monkeypatch):
     """The crash loses the whole run's dumps; case by case, every other case is judged and passes."""
-    monkeypatch.setattr(gd, "Sandbox", RecordingSandbox)
+    monkeypatch.setattr(drill_common, "Sandbox", RecordingSandbox)
     RecordingSandbox.seen = []
     source = tmp_path / FILES["drill01"]
     source.write_text(CRASH_ON_ONE)
@@ -489,13 +490,13 @@ def test_a_submission_may_not_replace_what_the_driver_calls(tmp_path):
 @slow
 def test_the_driver_is_built_once_into_the_cache_outside_the_repository(tmp_path, monkeypatch):
     monkeypatch.setenv("SCANLAB_CACHE", str(tmp_path / "cache"))
-    monkeypatch.setattr(gd, "_DRIVERS", {})
+    monkeypatch.setattr(drill_common, "_DRIVERS", {})
     first = gd.driver_object("drill01")
     assert first.path is not None and first.path.is_file(), first.problem
     assert first.path.is_relative_to(tmp_path / "cache") and not first.path.is_relative_to(REPO)
     assert "fwrite" in first.undefined and "main" in first.strong
     stamp = first.path.stat().st_mtime_ns
-    monkeypatch.setattr(gd, "_DRIVERS", {})  # a new process: found in the cache, not rebuilt
+    monkeypatch.setattr(drill_common, "_DRIVERS", {})  # a new process: found in the cache, not rebuilt
     assert gd.driver_object("drill01").path == first.path and first.path.stat().st_mtime_ns == stamp
     assert [p.name for p in (tmp_path / "cache" / "drivers").iterdir() if p.name.startswith(".")] == []
 

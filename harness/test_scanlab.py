@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+from pathlib import Path
 import subprocess
 
 import pytest
@@ -83,3 +84,39 @@ def test_strict_switch_turns_a_skip_into_a_failure(monkeypatch):
     monkeypatch.setenv("SCANLAB_REQUIRE", "gpu,bogus")
     with pytest.raises(pytest.UsageError):
         env.required()
+
+
+def test_test_modules_import_no_other_test_module_and_no_private_pytest_api():
+    """Shared test helpers live in scanlab/ (build.py's lesson programs, day31_fakes.py), so a test
+    module can be read, run and released on its own."""
+    import ast
+
+    here = Path(__file__).resolve().parent
+    problems = []
+    for module in sorted(here.glob("test_*.py")):
+        for node in ast.walk(ast.parse(module.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                if name.startswith(("test_", "_pytest")) or name == "conftest":
+                    problems.append(f"{module.name}:{node.lineno} imports {name}")
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                    node.value.id == "pytest" and node.attr.startswith("_"):
+                problems.append(f"{module.name}:{node.lineno} uses pytest.{node.attr}, a private API")
+    assert not problems, problems
+
+
+def test_one_warning_finder_reads_gcc_nvcc_and_the_nvcc_driver():
+    from scanlab.build import compiler_warnings
+
+    output = "\n".join([
+        "sub.cpp:21:49: warning: unused parameter 'in' [-Wunused-parameter]",
+        "sub.cu(12): warning #177-D: variable \"x\" was declared but never referenced",
+        "nvcc warning : The 'compute_75' architecture is deprecated",
+        "sub.cpp:3:1: error: expected ';'",
+        "   12 |     int warningless = 0;",
+        "other.cu(4): warning #550-D: set but never used",
+    ])
+    assert len(compiler_warnings(output)) == 4
+    assert compiler_warnings(output, about="sub.cu") == [output.splitlines()[1]]
+    assert compiler_warnings(output, about="sub.cpp") == [output.splitlines()[0]]

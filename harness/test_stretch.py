@@ -290,6 +290,23 @@ def test_stretch_solution_passes_and_starter_fails_pointing_at_its_todo(name, st
 @pytest.mark.gpu
 @pytest.mark.cuda
 @pytest.mark.slow
+@pytest.mark.parametrize("args", [["--check-only", "--full"], ["--stress", "--check-only"]],
+                         ids=["every size up to 2^28", "forward progress: grids far larger than resident"])
+def test_lookback_solution_at_2_28_and_under_the_never_hang_stress(args, stretch_build):
+    proc = subprocess.run([str(stretch_build / "solutions" / "cuda" / "05_lookback_scan"), *args, "--seed", "1"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("all ") and "gated checks passed" in last, last
+    if "--full" in args:
+        assert re.search(r"^268435456 ", proc.stdout, re.M), "n = 2^28 was not checked"
+    else:
+        assert "HUNG" not in proc.stdout and " 8388608 " in proc.stdout  # 2^28 in 32-element tiles: 8 million
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.slow
 @pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck", "initcheck"])
 @pytest.mark.parametrize("name", STRETCH)
 def test_stretch_solutions_are_clean_under_compute_sanitizer(name, tool, stretch_build, sanitizer):

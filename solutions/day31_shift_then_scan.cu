@@ -17,7 +17,7 @@ constexpr const char* kFreeTotalSentence =
 
 // Hillis-Steele over two halves of `tile`: reads half src, writes half dst, one
 // barrier a step, idle lanes copy across. Returns the half holding the result.
-__device__ unsigned int inclusiveScanDoubleBuffer(float* tile, unsigned int tid, unsigned int width) {
+__device__ unsigned int hillisSteeleDoubleBuffer(float* tile, unsigned int tid, unsigned int width) {
     unsigned int src = 0;
     for (unsigned int offset = 1; offset < width; offset *= 2) {
         const unsigned int dst = 1 - src;
@@ -39,7 +39,7 @@ __global__ void scanExclusiveScanThenShift(const float* __restrict__ in, float* 
 
     tile[tid] = i < n ? in[i] : 0.0f;
     __syncthreads();
-    const unsigned int src = inclusiveScanDoubleBuffer(tile, tid, width);
+    const unsigned int src = hillisSteeleDoubleBuffer(tile, tid, width);
     if (i < n) out[i] = tid > 0 ? tile[src * width + tid - 1] : 0.0f;
     // Lanes past the end loaded 0, so the last lane's word is the total of a
     // partial tile as well.
@@ -59,7 +59,7 @@ __global__ void scanExclusiveShiftThenScan(const float* __restrict__ in, float* 
 
     tile[tid] = (tid > 0 && i - 1 < n) ? in[i - 1] : 0.0f;
     __syncthreads();
-    const unsigned int src = inclusiveScanDoubleBuffer(tile, tid, width);
+    const unsigned int src = hillisSteeleDoubleBuffer(tile, tid, width);
     if (i < n) out[i] = tile[src * width + tid];
     if (tid == width - 1) {
         const float last = i < n ? in[i] : 0.0f;  // the element the shift pushed off the end

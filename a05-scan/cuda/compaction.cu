@@ -34,6 +34,13 @@
 // Exit status: 0 every gated check passed; 1 a gated check failed or a CUDA call
 // failed; 2 bad command line; 3 no usable GPU (no device, driver missing or too
 // old, or no binary for this GPU's architecture).
+//
+// Map, in reading order: the kernels first, then what the host needs.
+//   mark_nonzero         step 1: flags[i] = (in[i] != 0)
+//   scatter_kept         step 3: out[offsets[i]] = in[i] where flags[i]
+//   blelloch_block_scan, blelloch_scan_tile, add_tile_offsets
+//                        step 2, the 3-phase exclusive scan of the flags (Lab 1's, on unsigned ints)
+//   then the host side: options, device, printing, the pipeline, checking, timing, main.
 
 #include <cuda_runtime.h>
 

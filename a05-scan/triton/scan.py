@@ -54,6 +54,17 @@ re-read the input and scan it again with its offset (reduce, then scan): 3n
 bytes instead of 4n, for twice the tl.cumsum work. Try it and see whether the
 "of copy" column moves from 0.5 towards 0.67.
 
+Map, in reading order:
+
+* the command line and the start-up checks (torch, triton, a device);
+* the kernels: ``scan_blocks_kernel`` (phase 1: ``tl.cumsum`` of one block, its
+  total written; SHIFT=1 makes it exclusive), ``add_offsets_kernel`` (phase 3),
+  ``rowwise_cumsum_kernel`` (one program per row);
+* the wrappers that launch them: ``scan_levels``/``scan_1d`` (the recursion over
+  levels) and ``row_config``/``rowwise_cumsum``;
+* the checks (``run_checks``: exact on integer-valued data, a stated tolerance on
+  random floats), then the benchmark, then ``main``.
+
 Exit status: 0 every check passed (and the benchmark ran, when asked);
 1 a check failed, or a kernel failed to compile or run; 2 bad command line;
 3 no usable GPU, or torch or triton is not importable (one line on stderr

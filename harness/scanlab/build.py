@@ -11,7 +11,9 @@ with the exact command to reproduce it and the compiler's output.
 from __future__ import annotations
 
 import os
+import re
 import shlex
+import shutil
 import subprocess
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -30,7 +32,28 @@ HIP_ARCH = "gfx90a"  # the newest target Debian's hipcc (HIP 5.2) can build for
 HIP_FLAGS = ("-std=c++17", "-O3", "-Wall", "-Wextra")
 HIP_ON_CUDA_INCLUDE = REPO / "harness" / "hip_on_cuda"
 
-COMPILERS = ("nvcc", "hipcc", "nvcc-hip")
+CXX_FLAGS = ("-std=c++17", "-O2", "-Wall", "-Wextra")  # the harness's own C++ (drill drivers) and submissions
+
+COMPILERS = ("nvcc", "hipcc", "nvcc-hip", "c++")
+
+# A compiler's warning line: gcc and clang "file:line:col: warning: ...", nvcc "file(line): warning #N-D: ..."
+# and its driver's "nvcc warning : ...".
+WARNING = re.compile(r"\bwarning(\s*#\d+(-D)?)?\s*:", re.IGNORECASE)
+
+
+def compiler_warnings(output: str, about: str | None = None) -> list[str]:
+    """The warning lines of a compiler's output; with `about`, only those about that file (its name)."""
+    found = [line for line in output.splitlines() if WARNING.search(line)]
+    if about is not None:
+        found = [line for line in found if line.startswith((f"{about}:", f"{about}("))]
+    return found
+
+
+def cxx() -> list[str] | None:
+    """$CXX (may carry flags) or g++, by absolute path; None when neither is on PATH."""
+    words = shlex.split(os.environ.get("CXX", "")) or ["g++"]
+    found = shutil.which(words[0])
+    return [found, *words[1:]] if found else None
 
 
 def cuda_gencode() -> list[str]:
@@ -52,7 +75,8 @@ class Program:
 
     compiler: "nvcc" for .cu files; "hipcc" for HIP sources built for AMD
     (gfx90a); "nvcc-hip" for HIP sources built by nvcc through the project's
-    HIP-on-CUDA header, to run on an NVIDIA GPU.
+    HIP-on-CUDA header, to run on an NVIDIA GPU; "c++" for the harness's own C++
+    (the drill drivers), with $CXX or g++.
     """
 
     name: str
@@ -63,6 +87,12 @@ class Program:
 
     def __post_init__(self):
         assert self.compiler in COMPILERS, self.compiler
+
+
+# The lesson programs, one home for each (the tests of a lesson and of its HIP port share them).
+DAY31_SCAN = Program("day31-scan", ("day31-scan/scan.cu",))
+A05_CUDA_SCAN = Program("a05-cuda-scan", ("a05-scan/cuda/scan.cu",))
+A05_CUDA_COMPACTION = Program("a05-cuda-compaction", ("a05-scan/cuda/compaction.cu",))
 
 
 @dataclass
@@ -82,7 +112,7 @@ class Built:
         return shlex.join(self.command)
 
     def warnings(self) -> list[str]:
-        return [line for line in self.output.splitlines() if "warning" in line.lower()]
+        return compiler_warnings(self.output)
 
 
 def command(program: Program, out: Path) -> list[str]:
@@ -92,6 +122,8 @@ def command(program: Program, out: Path) -> list[str]:
     if program.compiler == "nvcc":
         return [env.nvcc() or "nvcc", *CUDA_FLAGS, *cuda_gencode(), *includes, *program.extra_flags,
                 "-o", str(out), *sources]
+    if program.compiler == "c++":
+        return [*(cxx() or ["g++"]), *CXX_FLAGS, *includes, *program.extra_flags, "-o", str(out), *sources]
     if program.compiler == "nvcc-hip":
         return [env.nvcc() or "nvcc", *CUDA_FLAGS, *cuda_gencode(), f"-I{HIP_ON_CUDA_INCLUDE}", *includes,
                 *program.extra_flags, "-x", "cu", "-o", str(out), *sources]
@@ -99,18 +131,22 @@ def command(program: Program, out: Path) -> list[str]:
             *program.extra_flags, "-o", str(out), *sources]
 
 
-def compile_program(program: Program, out_dir: Path) -> Built:
-    """Compile into out_dir/<name>; never raises for a compiler error (see Built.ok)."""
+def compile_program(program: Program, out_dir: Path, out: Path | None = None, timeout: float = 900) -> Built:
+    """Compile into `out` (default out_dir/<name>); never raises for a compiler error (see Built.ok).
+    Every trusted build goes through here: the lesson programs, the tests' mutants and the
+    graders' own drivers (submissions are compiled inside the sandbox, never here)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    out = out_dir / program.name
+    out = out or out_dir / program.name
     cmd = command(program, out)
+    if program.compiler == "c++" and cxx() is None:
+        return Built(program, out, cmd, -1, "no C++ compiler: g++ is not on PATH (set CXX to choose one)")
     try:
-        proc = run_process(cmd, capture_output=True, text=True, timeout=900, cwd=out_dir)
+        proc = run_process(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=out_dir)
         return Built(program, out, cmd, proc.returncode, proc.stdout + proc.stderr)
-    except FileNotFoundError as exc:
-        return Built(program, out, cmd, -1, f"compiler not found: {exc}")
+    except OSError as exc:
+        return Built(program, out, cmd, -1, f"the compiler could not be started: {exc}")
     except subprocess.TimeoutExpired as exc:
-        return Built(program, out, cmd, -1, f"build timed out after {exc.timeout} s")
+        return Built(program, out, cmd, -1, f"the compiler did not finish within {exc.timeout:g} s")
 
 
 @dataclass

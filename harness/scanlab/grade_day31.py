@@ -53,8 +53,8 @@ from functools import cached_property, lru_cache
 from itertools import accumulate
 from pathlib import Path
 
-from . import env
-from .build import cuda_gencode
+from . import env, splitmix
+from .build import compiler_warnings, cuda_gencode
 from .grading import MODES, Report, compare_exact, reproduce_line, require_points, show
 from .paths import REPO
 from .run import run_process
@@ -120,23 +120,12 @@ RUNNER_HUNG = 5
 
 # ---- inputs ----------------------------------------------------------------
 
-def splitmix64(state: int):
-    """The lesson programs' generator, so a seed means the same data everywhere."""
-    mask = (1 << 64) - 1
-    while True:
-        state = (state + 0x9E3779B97F4A7C15) & mask
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-        yield z ^ (z >> 31)
-
-
 def cycle8(n: int) -> list[float]:
     return [float(i % 8 + 1) for i in range(n)]
 
 
 def random_small(n: int, seed: int) -> list[float]:
-    gen = splitmix64(seed)
+    gen = splitmix.stream(seed)  # the lesson programs' generator: a seed means the same data everywhere
     return [float(next(gen) % 16) for _ in range(n)]
 
 
@@ -720,9 +709,7 @@ def _compiler_messages(outcome: Outcome, most_lines: int = 30, most_chars: int =
 
 
 def _student_warnings(outcome: Outcome, name: str) -> str:
-    lines = [line for line in (outcome.stdout + outcome.stderr).splitlines()
-             if line.startswith(f"{name}(") and "warning" in line]
-    return "\n".join(lines[:6])
+    return "\n".join(compiler_warnings(outcome.stdout + outcome.stderr, about=name)[:6])
 
 
 DEPENDENCIES = "deps.d"

@@ -25,6 +25,8 @@ import sys
 from dataclasses import dataclass, field
 from itertools import accumulate
 
+from . import splitmix
+
 BYTES_PER_ELEMENT = 4  # float tiles: the page's adds-per-byte figures use 8n bytes (read once, written once)
 SHUFFLE_BLOCK = 1024  # the bonus question's block
 DEFAULT_SIZES = (1024, 1000)  # the sizes exercises/03_scan_analysis.md asks about
@@ -36,19 +38,9 @@ class CountingError(RuntimeError):
 
 # ---- inputs and the sequential reference ---------------------------------------
 
-def splitmix64(state: int):
-    mask = (1 << 64) - 1
-    while True:
-        state = (state + 0x9E3779B97F4A7C15) & mask
-        z = state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-        yield z ^ (z >> 31)
-
-
 def make_input(n: int) -> list[int]:
     """Integers 0..15 seeded with n, as the C++ program draws them (the counts do not depend on them)."""
-    gen = splitmix64(n)
+    gen = splitmix.stream(n)
     return [next(gen) % 16 for _ in range(n)]
 
 

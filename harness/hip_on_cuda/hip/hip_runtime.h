@@ -4,14 +4,16 @@
 //   nvcc -std=c++17 -O3 -arch=sm_90 -I harness/hip_on_cuda -x cu -o scan a05-scan/hip/scan.cpp
 //
 // With `-I harness/hip_on_cuda`, the programs' `#include <hip/hip_runtime.h>` finds this
-// file instead of ROCm's. It is the project's own, written for a05-scan/hip/*.cpp: it
-// maps exactly the HIP API those programs call, one name at a time, onto the CUDA
-// runtime API with the same meaning, and nothing else. (HIP itself ships an NVIDIA
+// file instead of ROCm's. It is the project's own, written for a05-scan/hip/*.cpp and
+// the stretch drills' HIP ports (exercises/ and solutions/ *_hip.cpp): it maps the HIP
+// API those programs call, one name at a time, onto the CUDA runtime API with the same
+// meaning, plus the types those calls are declared with, and nothing else. (HIP itself ships an NVIDIA
 // back end, but Debian's HIP 5.2 copy of it does not compile against CUDA 13.) A
 // program that needs a HIP call missing here fails to compile, naming the call: add
 // it here, mapped to its CUDA twin, when a lesson starts using it.
 //
-// Device code needs one mapping (the warp shuffle, at the end of this file):
+// Device code needs one mapping (the warp shuffle, at the end of this file; where a
+// drill needs more, it tests SCANLAB_HIP_ON_CUDA and spells the CUDA form itself):
 // __global__, __shared__ (extern, dynamically sized), __syncthreads,
 // threadIdx/blockIdx/blockDim, warpSize, float4/uint4 and the <<<>>> launch are
 // spelled the same in HIP and CUDA. warpSize is the hardware's: 32 on NVIDIA, so
@@ -38,7 +40,7 @@
 //
 // HIP's error codes were numbered after CUDA's, so the pairs below also agree in
 // value. hipErrorNoBinaryForGpu is CUDA's "no kernel image is available for execution
-// on the device"; a missing image can also surface as an invalid device function.
+// on the device".
 
 using hipError_t = cudaError_t;
 
@@ -46,7 +48,6 @@ inline constexpr hipError_t hipSuccess = cudaSuccess;
 inline constexpr hipError_t hipErrorNoDevice = cudaErrorNoDevice;
 inline constexpr hipError_t hipErrorInsufficientDriver = cudaErrorInsufficientDriver;
 inline constexpr hipError_t hipErrorNoBinaryForGpu = cudaErrorNoKernelImageForDevice;
-inline constexpr hipError_t hipErrorInvalidDeviceFunction = cudaErrorInvalidDeviceFunction;
 
 // The names come back in CUDA's spelling (cudaErrorNoDevice, ...): the truth about
 // which runtime answered.
@@ -108,6 +109,15 @@ inline hipError_t hipMemcpyAsync(void* dst, const void* src, size_t bytes, hipMe
     return cudaMemcpyAsync(dst, src, bytes, kind, stream);
 }
 inline hipError_t hipMemset(void* ptr, int value, size_t bytes) { return cudaMemset(ptr, value, bytes); }
+
+// A __device__ variable, set from the host. HIP_SYMBOL(x) names the variable for the
+// copy, as it does in HIP; CUDA takes the variable itself.
+#define HIP_SYMBOL(symbol) symbol
+template <typename T>
+inline hipError_t hipMemcpyToSymbol(const T& symbol, const void* src, size_t bytes, size_t offset = 0,
+                                    hipMemcpyKind kind = hipMemcpyHostToDevice) {
+    return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
+}
 
 // ---- events ----------------------------------------------------------------------
 

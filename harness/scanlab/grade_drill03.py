@@ -1,0 +1,188 @@
+"""Drill 03 (exercises/03_scan_analysis.md): the work-and-depth numbers, against the harness's counts."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+try:
+    from . import scan_counts
+except ImportError:  # the student release leaves the counter out: run, it prints drill 03's answers
+    scan_counts = None
+from .grading import Report
+
+
+# ---- drill 03: the work-and-depth analysis ---------------------------------------------
+
+# Every numeric slot of exercises/03_scan_analysis.md, in order, with what it is.
+SLOTS03 = {
+    "serial_adds_1024": "adds of the sequential loop at n = 1024",
+    "hs_threads_1024": "Hillis-Steele threads in the block",
+    "hs_levels_1024": "Hillis-Steele levels",
+    "hs_adds_1024": "Hillis-Steele adds",
+    "hs_barriers_1024": "Hillis-Steele barriers, double-buffered: one per level",
+    "bl_threads_1024": "Blelloch threads in the block",
+    "bl_levels_1024": "Blelloch levels (up-sweep and down-sweep)",
+    "bl_adds_1024": "Blelloch adds",
+    "bl_barriers_1024": "Blelloch barriers",
+    "extra_work_factor_1024": "Hillis-Steele adds / Blelloch adds",
+    "hs_avg_utilisation_pct_1024": "Hillis-Steele adds / (levels x threads), in percent",
+    "bl_avg_utilisation_pct_1024": "Blelloch adds / (levels x threads), in percent",
+    "hs_levels_under_25pct_1024": "Hillis-Steele levels with active / threads strictly below 25 %",
+    "bl_levels_under_25pct_1024": "Blelloch levels with active / threads strictly below 25 %",
+    "hs_adds_per_byte_1024": "Hillis-Steele adds / 8n bytes",
+    "bl_adds_per_byte_1024": "Blelloch adds / 8n bytes",
+    "hs_levels_1000": "Hillis-Steele levels at n = 1000",
+    "hs_adds_1000": "Hillis-Steele adds at n = 1000",
+    "bl_padded_n_1000": "the power of two Blelloch pads n = 1000 to",
+    "bl_levels_1000": "Blelloch levels at n = 1000",
+    "bl_adds_1000": "Blelloch adds at n = 1000, every add of the padded tree",
+    "warp_scan_steps_32": "shuffle steps of a 32-lane warp scan",
+    "warp_scan_steps_64": "shuffle steps of a 64-lane wavefront scan",
+    "shfl_block_barriers_1024": "barriers of the warp-shuffle block scan",
+    "shfl_block_adds_1024": "adds of the warp-shuffle block scan",
+}
+
+# Two ways to count barriers: the drill (and the page) count one barrier per level of the tree;
+# Lab 1's "barriers/tile" column counts every __syncthreads() the kernel runs, the one after
+# loading the tile included (and Blelloch's after clearing the root).
+LAB1_BARRIERS = ("that counts the way Lab 1's barriers/tile column does, every __syncthreads() including "
+                 "the one after loading the tile; this drill counts one barrier per level of the tree and "
+                 "leaves the load's barrier out (see the definitions at the top).")
+
+# Wrong answers worth a sentence: slot -> {wrong value: why}.
+HINTS03 = {
+    "serial_adds_1024": {1024: "the first element needs no add: n - 1."},
+    "hs_adds_1024": {10240: "n log2 n gives every thread an add at every level, but threads tid < d have nothing "
+                            "to their left and only copy."},
+    "hs_barriers_1024": {20: "20 is the register-staged variant (two barriers a level); the model is "
+                             "double-buffered, one barrier a level.",
+                         11: LAB1_BARRIERS + " 11 is Lab 1's count for the double-buffered kernel.",
+                         21: LAB1_BARRIERS + " 21 is Lab 1's count for the register-staged kernel, which the model "
+                                             "is not."},
+    "bl_threads_1024": {1024: "Blelloch's block has one thread per PAIR: n/2."},
+    "bl_levels_1024": {10: "that is one sweep; the up-sweep and the down-sweep have log2 n levels each."},
+    "bl_barriers_1024": {10: "one barrier per level, and there are levels in both sweeps.",
+                         22: LAB1_BARRIERS + " 22 is Lab 1's count, which adds the barriers after the load and "
+                                             "after clearing the root."},
+    "bl_adds_1024": {1023: "that is the up-sweep alone; the down-sweep does as many again.",
+                     2048: "each sweep touches the n - 1 internal nodes of the tree: 2(n - 1)."},
+    "bl_levels_under_25pct_1024": {16: "16 is what 1024 threads would give; Blelloch runs n/2 = 512 threads, "
+                                       "one per pair."},
+    "bl_adds_1000": {1998: "Blelloch pads to 1024, and every add of the padded tree is executed and counted."},
+    "bl_levels_1000": {19: "the padded tree has 1024 leaves: log2 1024 levels per sweep."},
+}
+
+# The same wrong answers, in course mode: the same idea, without a number or a closed form that
+# is the count itself (or another slot's count). Every key of HINTS03 has one.
+HINTS03_COURSE = {
+    "serial_adds_1024": {1024: "the first element needs no add."},
+    "hs_adds_1024": {10240: HINTS03["hs_adds_1024"][10240]},
+    "hs_barriers_1024": {20: "that is the register-staged variant (two barriers a level); the model is "
+                             "double-buffered, one barrier a level.",
+                         11: LAB1_BARRIERS, 21: LAB1_BARRIERS + " It is also the register-staged kernel's count."},
+    "bl_threads_1024": {1024: "Blelloch's block has one thread per PAIR of elements."},
+    "bl_levels_1024": {10: "that is one sweep; the down-sweep walks the tree back and has its own levels."},
+    "bl_barriers_1024": {10: HINTS03["bl_barriers_1024"][10], 22: LAB1_BARRIERS},
+    "bl_adds_1024": {1023: HINTS03["bl_adds_1024"][1023],
+                     2048: "each sweep adds only at the internal nodes of the tree, not at every element."},
+    "bl_levels_under_25pct_1024": {16: "that is what a block of one thread per element would give; Blelloch runs "
+                                       "one thread per pair."},
+    "bl_adds_1000": {1998: "Blelloch pads the tile to the next power of two, and every add of the padded tree is "
+                           "executed and counted."},
+    "bl_levels_1000": {19: "count the levels of the padded tree (the next power of two), in both sweeps."},
+}
+
+PROSE_PLACEHOLDER = "_(write your answer here)_"
+
+
+def parse_slots(text: str) -> dict[str, str]:
+    """name -> the raw text after `=`, for every known slot line (the first one wins)."""
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        m = re.match(r"^\s*`?([a-z][a-z0-9_]*)\s*=\s*(.*?)`?\s*$", line)
+        if m and m.group(1) not in found:
+            found[m.group(1)] = m.group(2)
+    return found
+
+
+def parse_number(raw: str) -> float | None:
+    """None when unanswered; raises ValueError when not a number."""
+    text = raw.split("#")[0].strip().strip("`").strip()
+    text = re.sub(r"\s*(%|x|X|×)$", "", re.sub(r"^(~|≈|about)\s*", "", text))
+    if not text.replace("_", "").strip():
+        return None
+    return float(text.replace(",", "").replace("_", ""))
+
+
+def prose_answers(text: str) -> list[tuple[str, str]]:
+    """(question heading, answer text) for every question that asks for prose."""
+    answers = []
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+        heading, _, body = section.partition("\n")
+        if "**Answer:**" not in body:
+            continue
+        answer = body.split("**Answer:**", 1)[1].strip()
+        answers.append((heading.strip(), "" if answer in ("", PROSE_PLACEHOLDER) else answer))
+    return answers
+
+
+COUNTED_BY = "counted by the harness (harness/scanlab/scan_counts.py)"
+NO_COUNTER_SHORT = "this copy of the harness has no reference counts; your instructor's grader checks the value."
+NO_COUNTER = ("drill 03: this is the student release, which leaves out the harness's counter (it would print the "
+              "answers): each number is checked for its form only (answered, and a number), and every check says "
+              "'not checked here'. Your instructor's grader checks the values.")
+
+
+def grade_drill03(submission: Path, workdir: Path, seed: int, timeout: float, mode: str = "self-study") -> Report:
+    del seed, workdir, timeout  # nothing random, nothing built, nothing run: the answers are counts
+    report = Report("drill03", submission.name, mode=mode)
+    text = submission.read_text(encoding="utf-8", errors="replace")
+    # harness-owned: grading never needs solutions/. The student release has no counter (it would
+    # print the answers), so there only the form of each answer is checked.
+    reference = scan_counts.reference_slots() if scan_counts is not None else None
+    if reference is None:
+        report.notes.append(NO_COUNTER)
+
+    answers = parse_slots(text)
+    for slot, what in SLOTS03.items():
+        counted = reference[slot] if reference is not None else None
+        if slot not in answers:
+            report.add(slot, False, f"missing: the line `{slot} = ____` is not in the file ({what}).")
+            continue
+        try:
+            value = parse_number(answers[slot])
+        except ValueError:
+            report.add(slot, False, f"not a number: {answers[slot]!r} ({what}; {COUNTED_BY}: {counted}).",
+                       student=f"not a number: {answers[slot]!r} ({what}).")
+            continue
+        if value is None:
+            report.add(slot, False, f"not answered: the line still reads `{slot} = ____` ({what}).")
+            continue
+        if counted is None:
+            report.add(slot, False, f"answered ({answers[slot].strip()}), not checked here: {NO_COUNTER_SHORT}")
+            continue
+        decimal = "." in counted
+        right = abs(value - float(counted)) <= 0.01 + 1e-9 if decimal else value == float(counted)
+        if right:
+            report.add(slot, True)
+            continue
+        shown_value = f"{value:g}" if not decimal else answers[slot].strip()
+        rule = "accepted within 0.01" if decimal else "exact"
+        feedback = f"you wrote {shown_value}; {COUNTED_BY}: {counted} ({what}, {rule})."
+        student = (f"you wrote {shown_value}: not the count ({what}; "
+                   + ("decimals are accepted within 0.01 of it)." if decimal else "whole numbers must be exact)."))
+        hint = HINTS03.get(slot, {}).get(value)
+        if hint:
+            feedback += f"\n  likely cause: {hint}"
+            student += f"\n  likely cause: {HINTS03_COURSE[slot][value]}"
+        report.add(slot, False, feedback, student=student)
+
+    for heading, answer in prose_answers(text):
+        if answer:
+            flat = " ".join(answer.split())
+            report.notes.append(f"{heading} (prose, for the instructor): "
+                                f"{flat if len(flat) <= 1200 else flat[:1200] + ' ...'}")
+        else:
+            report.notes.append(f"{heading}: prose answer not written yet")
+    return report
