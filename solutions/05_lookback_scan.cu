@@ -304,6 +304,9 @@ static std::string diagnose(const Check& c) {
 #ifndef LOOKBACK_STAGED
 #define LOOKBACK_STAGED 0  // experiment: the tile through shared memory by a bulk copy (see lookback_scan_staged)
 #endif
+#ifndef LOOKBACK_SPECULATE
+#define LOOKBACK_SPECULATE 0  // experiment: load tile blockIdx.x while the ticket is on its way
+#endif
 #ifndef LOOKBACK_MIN_BLOCKS
 #define LOOKBACK_MIN_BLOCKS 1
 #endif
@@ -641,6 +644,12 @@ __global__ void __launch_bounds__(S::kThreads)
     const unsigned int lane = tid % 32;
     const unsigned int warp = tid / 32;
 
+    // EXPERIMENT (LOOKBACK_SPECULATE=1): blocks mostly start in blockIdx order, so the
+    // ticket is usually blockIdx.x: load that tile while the ticket's atomic is in flight,
+    // and load again only when the guess was wrong. The ticket still decides everything.
+    T v[S::kItems];
+    const size_t guess_base = size_t(blockIdx.x) * S::kTile;
+    if constexpr (LOOKBACK_SPECULATE != 0) load_tile<S>(in, guess_base, n, guess_base + S::kTile <= n, v);
     if (tid == 0) {
         const unsigned int ticket = atomicAdd(tile_counter, 1u);
         if (ticket == gridDim.x - 1) atomicExch(tile_counter, 0u);
@@ -651,8 +660,7 @@ __global__ void __launch_bounds__(S::kThreads)
     const size_t base = size_t(tile) * S::kTile;
     const bool full_tile = base + S::kTile <= n;
 
-    T v[S::kItems];
-    load_tile<S>(in, base, n, full_tile, v);
+    if (LOOKBACK_SPECULATE == 0 || base != guess_base) load_tile<S>(in, base, n, full_tile, v);
 
     // Each chunk's sum, scanned across the warp; the warp's last lane holds the warp's
     // total for that chunk round.
