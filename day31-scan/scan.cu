@@ -548,7 +548,7 @@ struct RaceStep {
 // to kTraceLaunches times, until some block reads a stale value; the summary says how
 // many launches it took (or that none caught it: the race is still there, see racecheck).
 constexpr unsigned int kTraceElements = 1u << 18;
-constexpr unsigned int kTraceLaunches = 32;
+constexpr unsigned int kTraceLaunches = 64;
 static unsigned int traceBlocks(unsigned int lanes) { return kTraceElements / lanes; }
 
 // Equal as recorded: two unset words (NaN, read from never-written shared memory) are

@@ -69,6 +69,7 @@
 // driver missing or too old, or no binary for this GPU's architecture).
 
 #include <cuda/atomic>
+#include <cuda/barrier>
 #include <cuda_runtime.h>
 
 #include <cub/cub.cuh>
@@ -300,6 +301,15 @@ static std::string diagnose(const Check& c) {
 #endif
 #ifndef LOOKBACK_SLEEP_NS
 #define LOOKBACK_SLEEP_NS 800
+#endif
+#ifndef LOOKBACK_STAGED
+#define LOOKBACK_STAGED 0  // experiment: the tile through shared memory by a bulk copy (see lookback_scan_staged)
+#endif
+#ifndef LOOKBACK_SPECULATE
+#define LOOKBACK_SPECULATE 0  // experiment: load tile blockIdx.x while the ticket is on its way
+#endif
+#ifndef LOOKBACK_MIN_BLOCKS
+#define LOOKBACK_MIN_BLOCKS 1
 #endif
 #ifndef LOOKBACK_STREAMING
 #define LOOKBACK_STREAMING 0
@@ -631,6 +641,12 @@ __global__ void __launch_bounds__(S::kThreads)
     const unsigned int lane = tid % 32;
     const unsigned int warp = tid / 32;
 
+    // EXPERIMENT (LOOKBACK_SPECULATE=1): blocks mostly start in blockIdx order, so the
+    // ticket is usually blockIdx.x: load that tile while the ticket's atomic is in flight,
+    // and load again only when the guess was wrong. The ticket still decides everything.
+    T v[S::kItems];
+    const size_t guess_base = size_t(blockIdx.x) * S::kTile;
+    if constexpr (LOOKBACK_SPECULATE != 0) load_tile<S>(in, guess_base, n, guess_base + S::kTile <= n, v);
     if (tid == 0) {
         const unsigned int ticket = atomicAdd(tile_counter, 1u);
         if (ticket == gridDim.x - 1) atomicExch(tile_counter, 0u);
@@ -641,8 +657,7 @@ __global__ void __launch_bounds__(S::kThreads)
     const size_t base = size_t(tile) * S::kTile;
     const bool full_tile = base + S::kTile <= n;
 
-    T v[S::kItems];
-    load_tile<S>(in, base, n, full_tile, v);
+    if (LOOKBACK_SPECULATE == 0 || base != guess_base) load_tile<S>(in, base, n, full_tile, v);
 
     // Each chunk's sum, scanned across the warp; the warp's last lane holds the warp's
     // total for that chunk round.
@@ -685,6 +700,113 @@ __global__ void __launch_bounds__(S::kThreads)
         }
     }
     store_tile<S>(out, base, n, full_tile, v);
+}
+
+// EXPERIMENT (LOOKBACK_STAGED=1, unmeasured): the same scan with the tile staged in
+// shared memory. Thread 0 starts one bulk copy of the whole tile (cuda::memcpy_async
+// with a block barrier: on sm_90 a TMA bulk copy, cp.async.bulk); every thread then
+// reads its chunks from shared memory twice, once for the sums and once, after the
+// look-back, for the outputs. No thread holds its elements in registers while warp 0
+// looks back, so a block needs far fewer registers and more blocks fit on an SM: more
+// tiles in flight while others wait on their predecessors.
+template <class S, typename T, bool kInclusive>
+__global__ void __launch_bounds__(S::kThreads, LOOKBACK_MIN_BLOCKS)
+    lookback_scan_staged(const T* __restrict__ in, T* __restrict__ out, size_t n,
+                         Descriptor* __restrict__ descriptors, unsigned int* __restrict__ tile_counter,
+                         unsigned int epoch) {
+    using Barrier = cuda::barrier<cuda::thread_scope_block>;
+    __shared__ alignas(128) T s_data[S::kTile];
+#pragma nv_diag_suppress static_var_with_dynamic_init
+    __shared__ Barrier s_arrived;
+    __shared__ unsigned int s_tile;
+    __shared__ T s_slots[S::kSlots];
+    __shared__ T s_prefix;
+    const unsigned int tid = threadIdx.x;
+    const unsigned int lane = tid % 32;
+    const unsigned int warp = tid / 32;
+
+    if (tid == 0) {
+        init(&s_arrived, S::kThreads);
+        const unsigned int ticket = atomicAdd(tile_counter, 1u);
+        if (ticket == gridDim.x - 1) atomicExch(tile_counter, 0u);
+        s_tile = ticket;
+    }
+    __syncthreads();
+    const unsigned int tile = s_tile;
+    const size_t base = size_t(tile) * S::kTile;
+    const bool full_tile = base + S::kTile <= n;
+
+    if (S::kChunk == 4 && full_tile) {
+        if (tid == 0) cuda::memcpy_async(s_data, in + base, cuda::aligned_size_t<16>(sizeof(T) * S::kTile), s_arrived);
+        s_arrived.arrive_and_wait();
+    } else {
+        for (unsigned int k = tid; k < unsigned(S::kTile); k += S::kThreads) s_data[k] = base + k < n ? in[base + k] : T(0);
+        __syncthreads();
+    }
+
+    T warp_inclusive[S::kChunks];
+#pragma unroll
+    for (int c = 0; c < S::kChunks; ++c) {
+        const T* chunk = s_data + (size_t(c) * S::kThreads + tid) * S::kChunk;
+        T sum = chunk[0];
+#pragma unroll
+        for (int j = 1; j < S::kChunk; ++j) sum += chunk[j];
+        warp_inclusive[c] = warp_inclusive_scan(sum, lane);
+        if (lane == 31) s_slots[c * S::kWarps + warp] = warp_inclusive[c];
+    }
+    __syncthreads();
+
+    if (warp == 0) {
+        const T aggregate = scan_slots_exclusive<S>(s_slots, lane);
+        T prefix = T(0);
+        if (tile == 0) {
+            if (lane == 0) publish_descriptor(descriptors, 0, kFlagP, epoch, aggregate);
+        } else {
+            if (lane == 0) publish_descriptor(descriptors, tile, kFlagA, epoch, aggregate);
+            first_pause();
+            prefix = lookback_exclusive_prefix(descriptors, tile, epoch, aggregate);
+        }
+        if (lane == 0) s_prefix = prefix;
+    }
+    __syncthreads();
+
+    const T prefix = s_prefix;
+#pragma unroll
+    for (int c = 0; c < S::kChunks; ++c) {
+        const T* chunk = s_data + (size_t(c) * S::kThreads + tid) * S::kChunk;
+        const T before_lane = __shfl_up_sync(0xffffffffu, warp_inclusive[c], 1);
+        T running = prefix + s_slots[c * S::kWarps + warp] + (lane > 0 ? before_lane : T(0));
+        T result[S::kChunk];
+#pragma unroll
+        for (int j = 0; j < S::kChunk; ++j) {
+            const T x = chunk[j];
+            if (kInclusive) running += x;
+            result[j] = running;
+            if (!kInclusive) running += x;
+        }
+        const size_t first = base + (size_t(c) * S::kThreads + tid) * S::kChunk;
+        if constexpr (S::kChunk == 4) {
+            if (full_tile) {
+                typename Vec4<T>::type q;
+                q.x = result[0];
+                q.y = result[1];
+                q.z = result[2];
+                q.w = result[3];
+                *reinterpret_cast<typename Vec4<T>::type*>(out + first) = q;
+                continue;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < S::kChunk; ++j) {
+            if (first + j < n) out[first + j] = result[j];
+        }
+    }
+}
+
+// The kernel a launch uses: the experiment when LOOKBACK_STAGED is set.
+template <class S, typename T, bool kInclusive>
+constexpr auto scanKernel() {
+    return LOOKBACK_STAGED != 0 ? lookback_scan_staged<S, T, kInclusive> : lookback_scan<S, T, kInclusive>;
 }
 
 // Reads `count` 16-byte words and writes nothing (the store is never taken): run
@@ -875,7 +997,7 @@ static cudaDeviceProp openDevice(cudaFuncAttributes& tuned_attr) {
     // Asking for one kernel's attributes fails when the binary holds no machine code
     // or PTX this GPU can run, before any launch does.
     const cudaError_t image =
-        cudaFuncGetAttributes(&tuned_attr, reinterpret_cast<const void*>(&lookback_scan<TunedShape, float, false>));
+        cudaFuncGetAttributes(&tuned_attr, reinterpret_cast<const void*>(scanKernel<TunedShape, float, false>()));
     if (image != cudaSuccess) {
         char why[160];
         std::snprintf(why, sizeof why, "this binary has no code for sm_%d%d; rebuild with -arch=sm_%d%d", prop.major,
@@ -995,7 +1117,11 @@ static void launchShape(bool inclusive, const T* d_in, T* d_out, size_t n, Lookb
         std::exit(kExitFail);
     }
     const unsigned int epoch = st.nextEpoch();
-    if (inclusive) {
+    if (LOOKBACK_STAGED != 0 && inclusive) {
+        lookback_scan_staged<S, T, true><<<unsigned(tiles), S::kThreads>>>(d_in, d_out, n, st.descriptors, st.counter, epoch);
+    } else if (LOOKBACK_STAGED != 0) {
+        lookback_scan_staged<S, T, false><<<unsigned(tiles), S::kThreads>>>(d_in, d_out, n, st.descriptors, st.counter, epoch);
+    } else if (inclusive) {
         lookback_scan<S, T, true><<<unsigned(tiles), S::kThreads>>>(d_in, d_out, n, st.descriptors, st.counter, epoch);
     } else {
         lookback_scan<S, T, false><<<unsigned(tiles), S::kThreads>>>(d_in, d_out, n, st.descriptors, st.counter, epoch);
@@ -1014,17 +1140,37 @@ static void lookbackScan(Shape shape, bool inclusive, const T* d_in, T* d_out, s
     }
 }
 
+// The staged experiment keeps a tile in shared memory: ask for all of the SM's shared
+// memory (the carveout), so as many blocks fit as the registers allow.
+template <class S, typename T>
+static void carveShared() {
+    for (const void* f : {reinterpret_cast<const void*>(lookback_scan_staged<S, T, true>),
+                          reinterpret_cast<const void*>(lookback_scan_staged<S, T, false>)}) {
+        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
+    }
+}
+
+static void prepareKernels() {
+    if (LOOKBACK_STAGED == 0) return;
+    carveShared<TunedShape, float>();
+    carveShared<TunedShape, int>();
+    carveShared<SmallShape, float>();
+    carveShared<SmallShape, int>();
+    carveShared<TinyShape, float>();
+    carveShared<TinyShape, int>();
+}
+
 static int residentBlocksPerSm(Shape shape) {
     int blocks = 0;
     switch (shape) {
         case Shape::Tuned:
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, lookback_scan<TunedShape, float, false>, kThreads, 0));
+            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, scanKernel<TunedShape, float, false>(), kThreads, 0));
             break;
         case Shape::Small:
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, lookback_scan<SmallShape, float, false>, kSmallThreads, 0));
+            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, scanKernel<SmallShape, float, false>(), kSmallThreads, 0));
             break;
         case Shape::Tiny:
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, lookback_scan<TinyShape, float, false>, kTinyThreads, 0));
+            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, scanKernel<TinyShape, float, false>(), kTinyThreads, 0));
             break;
     }
     return blocks;
@@ -1464,6 +1610,7 @@ int main(int argc, char** argv) {
     const cudaDeviceProp prop = openDevice(attr);
     Buffers buf;
     buf.sms = prop.multiProcessorCount;
+    prepareKernels();
     const int resident = residentBlocksPerSm(Shape::Tuned);
 
     std::printf("GPU: %s (compute capability %d.%d), warp size %d, %d SMs, L2 cache %d MiB\n", prop.name, prop.major,
