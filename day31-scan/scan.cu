@@ -646,7 +646,7 @@ static int runTrace(const Options& opt, const cudaDeviceProp& prop) {
                           "one value per lane (? = none)\nprogram|day31-scan/scan.cu\ngpu|%s\nlanes|%u\nwarp|%u\n",
                      prop.name, lanes, warp);
     }
-    std::printf("kernel                      step  offset  stale reads  lanes that read stale values     stale words\n");
+    std::printf("kernel                      step  offset  stale reads  lanes that read stale values              stale words\n");
     size_t stale_total[3] = {0, 0, 0}, stale_blocks[3] = {0, 0, 0}, across_warps = 0;
     unsigned int shown[3] = {0, 0, 0}, launches = 0;
     for (size_t k = 0; k < 3; ++k) {
@@ -679,7 +679,7 @@ static int runTrace(const Options& opt, const cudaDeviceProp& prop) {
                 if (t < offset && !sameValue(r.after[t], r.before[t])) stale_words.push_back(t);
             }
             stale_total[k] += stale.size();
-            std::printf("%-26s  %4zu  %6u  %11zu  %-31s  %s\n", step == 0 ? kernels[k].label : "", step + 1, offset,
+            std::printf("%-26s  %4zu  %6u  %11zu  %-40s  %s\n", step == 0 ? kernels[k].label : "", step + 1, offset,
                         stale.size(), laneList(stale).c_str(), laneList(stale_words).c_str());
             if (out != nullptr) {
                 std::fprintf(out, "read|%zu|%u|%s\n", step + 1, offset, valuesText(r.read).c_str());

@@ -35,7 +35,7 @@ NEW[2]="        if (tid >= offset) __syncthreads();  // PITFALL 2: a barrier onl
         src = dst;
     }
     return src;"
-WHAT[2]="barrier in divergent code: the double-buffered step's barrier moved inside 'if (tid >= offset)'; synccheck"
+WHAT[2]="barrier in divergent code: the double-buffered step's barrier moved inside 'if (tid >= offset)'; synccheck and racecheck"
 FILE[3]=a05-scan/cuda/scan.cu
 OLD[3]="            for (size_t i = 0; i < n; ++i) input.values[i] = float(1 + (i % 13) % top);"
 NEW[3]="            for (size_t i = 0; i < n; ++i) input.values[i] = float(1 + (i % 13) % top) + 0.1f;  // PITFALL 3"
@@ -129,7 +129,7 @@ case $n in
     for tool in synccheck racecheck; do
       echo "--- compute-sanitizer --tool $tool" | tee -a "$log"
       timeout 120 "$sanitizer" --tool "$tool" "$out/2/scan" --n 4096 --block 256 --kernel double-buffer 2>&1 |
-        grep -v '^=========     ' | tail -n 12 | tee -a "$log"
+        grep -E '^(threads|-------| +[0-9]+ +inclusive)|matched|Error|SUMMARY' | tee -a "$log"
     done ;;
   3)
     copy=$(patched 3) || exit $?
