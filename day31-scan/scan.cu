@@ -84,9 +84,18 @@ constexpr unsigned int kDefaultBlocks[] = {32, 64, 256, 1024};
 constexpr size_t kDefaultN = 1049187;  // leaves a partial last tile at every default block size
 constexpr size_t kMaxN = size_t(1) << 30;
 
+// What compareExact (in the plumbing block) reports: how many elements differ, and
+// the first of them.
+struct Mismatch {
+    size_t count = 0;
+    size_t first = 0;
+    float expected = 0.0f;
+    float actual = 0.0f;
+};
+
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // CUDA lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond, openDevice).
+// num, printTable, median, gbPerSecond, openDevice, compareExact, medianMs).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
@@ -100,6 +109,9 @@ static void printUsage(FILE* to);
 [[maybe_unused]] static float median(std::vector<float> values);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
 [[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 
 // ---- GPU kernels -----------------------------------------------------------
 //
@@ -494,28 +506,6 @@ static int dumpReference(const Options& opt, const std::vector<float>& in) {
     std::printf("wrote the CPU reference for %zu elements and %u block sizes to %s\n", in.size(), count,
                 opt.dump_reference.c_str());
     return kExitPass;
-}
-
-struct Mismatch {
-    size_t count = 0;
-    size_t first = 0;
-    float expected = 0.0f;
-    float actual = 0.0f;
-};
-
-static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual) {
-    Mismatch m;
-    for (size_t i = 0; i < expected.size(); ++i) {
-        if (actual[i] != expected[i]) {  // NaN (an element never written) counts too
-            if (m.count == 0) {
-                m.first = i;
-                m.expected = expected[i];
-                m.actual = actual[i];
-            }
-            ++m.count;
-        }
-    }
-    return m;
 }
 
 static void printWorkTable(const std::vector<unsigned int>& blocks) {
@@ -934,4 +924,45 @@ int main(int argc, char** argv) {
     }
     return prop;
 }
+
+// Exact comparison of the first expected.size() elements (`actual` may be longer).
+// A NaN in `actual` (an element never written: see the poisoned outputs) counts as
+// a mismatch, since NaN equals nothing.
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual) {
+    Mismatch m;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        if (actual[i] != expected[i]) {
+            if (m.count == 0) {
+                m.first = i;
+                m.expected = expected[i];
+                m.actual = actual[i];
+            }
+            ++m.count;
+        }
+    }
+    return m;
+}
+
+// Device events around each of `reps` repetitions, after `warmups` untimed runs; the
+// median is returned, in milliseconds. Nothing in `enqueue` may allocate or synchronise.
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue) {
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    for (int w = 0; w < warmups; ++w) enqueue();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> ms(size_t(reps), 0.0f);
+    for (int r = 0; r < reps; ++r) {
+        CUDA_CHECK(cudaEventRecord(start));
+        enqueue();
+        CUDA_CHECK(cudaEventRecord(stop));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        CUDA_CHECK(cudaEventElapsedTime(&ms[size_t(r)], start, stop));
+    }
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    return median(ms);
+}
+
 // ==== end of plumbing ================================================================

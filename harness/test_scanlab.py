@@ -147,7 +147,8 @@ def test_the_plumbing_blocks_are_identical_in_every_lesson_file(kind):
         assert block == blocks[first], f"{name}'s plumbing block differs from {first}'s: edit every copy together"
         # nothing fenced is defined a second time above the fence
         above = (repo / name).read_text().split("// ==== plumbing, identical in every")[0]
-        for helper in ("splitmix64", "parseUnsigned", "usageError", "noGpu", "printTable", "median"):
+        for helper in ("splitmix64", "parseUnsigned", "usageError", "noGpu", "printTable", "median",
+                       "compareExact", "medianMs"):
             assert f" {helper}(" in block and not re.search(rf"^[A-Za-z\[][^;\n]*\b{helper}\([^;]*\{{\s*$", above, re.M), \
                 (name, helper)
 

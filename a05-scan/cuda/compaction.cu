@@ -91,9 +91,18 @@ constexpr int kMaxReps = 1000;
 constexpr int kWarmups = 2;
 constexpr double kDefaultKeep = 0.5;
 
+// What compareExact (in the plumbing block) reports: how many elements differ, and
+// the first of them.
+struct Mismatch {
+    size_t count = 0;
+    size_t first = 0;
+    float expected = 0.0f;
+    float actual = 0.0f;
+};
+
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // CUDA lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond, openDevice).
+// num, printTable, median, gbPerSecond, openDevice, compareExact, medianMs).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
@@ -107,6 +116,9 @@ static void printUsage(FILE* to);
 [[maybe_unused]] static float median(std::vector<float> values);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
 [[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 
 // ---- input -------------------------------------------------------------------
 
@@ -622,30 +634,6 @@ static std::vector<std::string> verdictRow(const char* what, const Verdict& v) {
             v.order, v.passed() ? "pass" : "FAIL"};
 }
 
-// ---- host side: timing -------------------------------------------------------
-
-// Device events around each repetition, after kWarmups untimed runs; the median is
-// reported. Nothing in `enqueue` may allocate or synchronise.
-template <typename Enqueue>
-static float medianMs(int reps, Enqueue&& enqueue) {
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    for (int w = 0; w < kWarmups; ++w) enqueue();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<float> ms(size_t(reps), 0.0f);
-    for (int r = 0; r < reps; ++r) {
-        CUDA_CHECK(cudaEventRecord(start));
-        enqueue();
-        CUDA_CHECK(cudaEventRecord(stop));
-        CUDA_CHECK(cudaEventSynchronize(stop));
-        CUDA_CHECK(cudaEventElapsedTime(&ms[size_t(r)], start, stop));
-    }
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
-    return median(ms);
-}
-
 // ---- main --------------------------------------------------------------------
 
 int main(int argc, char** argv) {
@@ -697,14 +685,14 @@ int main(int argc, char** argv) {
     if (timed) {
         const size_t bytes = n * sizeof(float);
         const float copy_ms =
-            medianMs(opt.reps, [&] { CUDA_CHECK(cudaMemcpyAsync(b.out, b.in, bytes, cudaMemcpyDeviceToDevice)); });
+            medianMs(kWarmups, opt.reps, [&] { CUDA_CHECK(cudaMemcpyAsync(b.out, b.in, bytes, cudaMemcpyDeviceToDevice)); });
         CUDA_CHECK(cudaDeviceSynchronize());
         const double copy_gbs = gbPerSecond(2.0 * double(bytes), copy_ms);
 
         // The copy overwrote the output; poison it again so the check after
         // timing still sees stray writes.
         CUDA_CHECK(cudaMemset(b.out, 0xFF, bytes));
-        const float ms = medianMs(opt.reps, [&] { compaction(b, n); });
+        const float ms = medianMs(kWarmups, opt.reps, [&] { compaction(b, n); });
         CUDA_CHECK(cudaDeviceSynchronize());
 
         // Useful: read n, write the kept ones. Estimated total: mark reads n floats and
@@ -866,4 +854,45 @@ int main(int argc, char** argv) {
     }
     return prop;
 }
+
+// Exact comparison of the first expected.size() elements (`actual` may be longer).
+// A NaN in `actual` (an element never written: see the poisoned outputs) counts as
+// a mismatch, since NaN equals nothing.
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual) {
+    Mismatch m;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        if (actual[i] != expected[i]) {
+            if (m.count == 0) {
+                m.first = i;
+                m.expected = expected[i];
+                m.actual = actual[i];
+            }
+            ++m.count;
+        }
+    }
+    return m;
+}
+
+// Device events around each of `reps` repetitions, after `warmups` untimed runs; the
+// median is returned, in milliseconds. Nothing in `enqueue` may allocate or synchronise.
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue) {
+    cudaEvent_t start, stop;
+    CUDA_CHECK(cudaEventCreate(&start));
+    CUDA_CHECK(cudaEventCreate(&stop));
+    for (int w = 0; w < warmups; ++w) enqueue();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    std::vector<float> ms(size_t(reps), 0.0f);
+    for (int r = 0; r < reps; ++r) {
+        CUDA_CHECK(cudaEventRecord(start));
+        enqueue();
+        CUDA_CHECK(cudaEventRecord(stop));
+        CUDA_CHECK(cudaEventSynchronize(stop));
+        CUDA_CHECK(cudaEventElapsedTime(&ms[size_t(r)], start, stop));
+    }
+    CUDA_CHECK(cudaEventDestroy(start));
+    CUDA_CHECK(cudaEventDestroy(stop));
+    return median(ms);
+}
+
 // ==== end of plumbing ================================================================

@@ -96,9 +96,18 @@ constexpr int kMaxReps = 1000;
 constexpr int kWarmups = 2;
 constexpr double kDefaultKeep = 0.5;
 
+// What compareExact (in the plumbing block) reports: how many elements differ, and
+// the first of them.
+struct Mismatch {
+    size_t count = 0;
+    size_t first = 0;
+    float expected = 0.0f;
+    float actual = 0.0f;
+};
+
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // HIP lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond, baseArch, openDevice).
+// num, printTable, median, gbPerSecond, baseArch, openDevice, compareExact, medianMs).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
@@ -113,6 +122,9 @@ static void printUsage(FILE* to);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
 [[maybe_unused]] static std::string baseArch(const char* gcn_arch_name);
 [[maybe_unused]] static hipDeviceProp_t openDevice(const void* probe);
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 
 // ---- input -------------------------------------------------------------------
 
@@ -631,30 +643,6 @@ static std::vector<std::string> verdictRow(const char* what, const Verdict& v) {
             v.order, v.passed() ? "pass" : "FAIL"};
 }
 
-// ---- host side: timing -------------------------------------------------------
-
-// Device events around each repetition, after kWarmups untimed runs; the median is
-// reported. Nothing in `enqueue` may allocate or synchronise.
-template <typename Enqueue>
-static float medianMs(int reps, Enqueue&& enqueue) {
-    hipEvent_t start, stop;
-    HIP_CHECK(hipEventCreate(&start));
-    HIP_CHECK(hipEventCreate(&stop));
-    for (int w = 0; w < kWarmups; ++w) enqueue();
-    HIP_CHECK(hipDeviceSynchronize());
-    std::vector<float> ms(size_t(reps), 0.0f);
-    for (int r = 0; r < reps; ++r) {
-        HIP_CHECK(hipEventRecord(start));
-        enqueue();
-        HIP_CHECK(hipEventRecord(stop));
-        HIP_CHECK(hipEventSynchronize(stop));
-        HIP_CHECK(hipEventElapsedTime(&ms[size_t(r)], start, stop));
-    }
-    HIP_CHECK(hipEventDestroy(start));
-    HIP_CHECK(hipEventDestroy(stop));
-    return median(ms);
-}
-
 // ---- main --------------------------------------------------------------------
 
 int main(int argc, char** argv) {
@@ -707,14 +695,14 @@ int main(int argc, char** argv) {
     if (timed) {
         const size_t bytes = n * sizeof(float);
         const float copy_ms =
-            medianMs(opt.reps, [&] { HIP_CHECK(hipMemcpyAsync(b.out, b.in, bytes, hipMemcpyDeviceToDevice)); });
+            medianMs(kWarmups, opt.reps, [&] { HIP_CHECK(hipMemcpyAsync(b.out, b.in, bytes, hipMemcpyDeviceToDevice)); });
         HIP_CHECK(hipDeviceSynchronize());
         const double copy_gbs = gbPerSecond(2.0 * double(bytes), copy_ms);
 
         // The copy overwrote the output; poison it again so the check after
         // timing still sees stray writes.
         HIP_CHECK(hipMemset(b.out, 0xFF, bytes));
-        const float ms = medianMs(opt.reps, [&] { compaction(b, n); });
+        const float ms = medianMs(kWarmups, opt.reps, [&] { compaction(b, n); });
         HIP_CHECK(hipDeviceSynchronize());
 
         // Useful: read n, write the kept ones. Estimated total: mark reads n floats and
@@ -887,4 +875,45 @@ int main(int argc, char** argv) {
     }
     return prop;
 }
+
+// Exact comparison of the first expected.size() elements (`actual` may be longer).
+// A NaN in `actual` (an element never written: see the poisoned outputs) counts as
+// a mismatch, since NaN equals nothing.
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual) {
+    Mismatch m;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        if (actual[i] != expected[i]) {
+            if (m.count == 0) {
+                m.first = i;
+                m.expected = expected[i];
+                m.actual = actual[i];
+            }
+            ++m.count;
+        }
+    }
+    return m;
+}
+
+// Device events around each of `reps` repetitions, after `warmups` untimed runs; the
+// median is returned, in milliseconds. Nothing in `enqueue` may allocate or synchronise.
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue) {
+    hipEvent_t start, stop;
+    HIP_CHECK(hipEventCreate(&start));
+    HIP_CHECK(hipEventCreate(&stop));
+    for (int w = 0; w < warmups; ++w) enqueue();
+    HIP_CHECK(hipDeviceSynchronize());
+    std::vector<float> ms(size_t(reps), 0.0f);
+    for (int r = 0; r < reps; ++r) {
+        HIP_CHECK(hipEventRecord(start));
+        enqueue();
+        HIP_CHECK(hipEventRecord(stop));
+        HIP_CHECK(hipEventSynchronize(stop));
+        HIP_CHECK(hipEventElapsedTime(&ms[size_t(r)], start, stop));
+    }
+    HIP_CHECK(hipEventDestroy(start));
+    HIP_CHECK(hipEventDestroy(stop));
+    return median(ms);
+}
+
 // ==== end of plumbing ================================================================

@@ -123,9 +123,18 @@ constexpr int kMaxReps = 1000;
 constexpr int kWarmups = 2;
 constexpr uint64_t kExactLimit = uint64_t(1) << 24;  // floats hold every integer up to here
 
+// What compareExact (in the plumbing block) reports: how many elements differ, and
+// the first of them.
+struct Mismatch {
+    size_t count = 0;
+    size_t first = 0;
+    float expected = 0.0f;
+    float actual = 0.0f;
+};
+
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // HIP lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond, baseArch, openDevice).
+// num, printTable, median, gbPerSecond, baseArch, openDevice, compareExact, medianMs).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
@@ -140,6 +149,9 @@ static void printUsage(FILE* to);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
 [[maybe_unused]] static std::string baseArch(const char* gcn_arch_name);
 [[maybe_unused]] static hipDeviceProp_t openDevice(const void* probe);
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 
 // ---- input -------------------------------------------------------------------
 //
@@ -876,29 +888,6 @@ static Options parseOptions(int argc, char** argv) {
 
 // ---- host side: checking and printing ----------------------------------------
 
-struct Mismatch {
-    size_t count = 0;
-    size_t first = 0;
-    float expected = 0.0f;
-    float actual = 0.0f;
-};
-
-// `actual` may be longer than `expected`; only the first expected.size() count.
-static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual) {
-    Mismatch m;
-    for (size_t i = 0; i < expected.size(); ++i) {
-        if (actual[i] != expected[i]) {  // NaN (an element never written) counts too
-            if (m.count == 0) {
-                m.first = i;
-                m.expected = expected[i];
-                m.actual = actual[i];
-            }
-            ++m.count;
-        }
-    }
-    return m;
-}
-
 static std::string showValue(float v) {
     char text[48];
     if (v != v) return "nan";
@@ -942,30 +931,7 @@ static void poison(float* device, size_t n) {
     if (n > 0) HIP_CHECK(hipMemset(device, 0xFF, n * sizeof(float)));
 }
 
-// ---- host side: timing -------------------------------------------------------
-//
-// Device events around each repetition, after kWarmups untimed runs; the median of
-// the repetitions is reported. Nothing in `enqueue` may allocate or synchronise.
-
-template <typename Enqueue>
-static float medianMs(int reps, Enqueue&& enqueue) {
-    hipEvent_t start, stop;
-    HIP_CHECK(hipEventCreate(&start));
-    HIP_CHECK(hipEventCreate(&stop));
-    for (int w = 0; w < kWarmups; ++w) enqueue();
-    HIP_CHECK(hipDeviceSynchronize());
-    std::vector<float> ms(size_t(reps), 0.0f);
-    for (int r = 0; r < reps; ++r) {
-        HIP_CHECK(hipEventRecord(start));
-        enqueue();
-        HIP_CHECK(hipEventRecord(stop));
-        HIP_CHECK(hipEventSynchronize(stop));
-        HIP_CHECK(hipEventElapsedTime(&ms[size_t(r)], start, stop));
-    }
-    HIP_CHECK(hipEventDestroy(start));
-    HIP_CHECK(hipEventDestroy(stop));
-    return median(ms);
-}
+// ---- host side: timing (medianMs is in the plumbing block) -------------------
 
 // The copy ceiling: hipMemcpyAsync device to device of the same n floats, counting
 // read + write (2 * n * 4 bytes), measured in the same run as the scan it judges.
@@ -978,7 +944,7 @@ struct CopyCeiling {
 static const CopyCeiling& copyCeiling(CopyCeiling& copy, const Options& opt, const float* d_in, float* d_out) {
     if (!copy.measured) {
         const size_t bytes = opt.n * sizeof(float);
-        copy.ms = medianMs(opt.reps, [&] { HIP_CHECK(hipMemcpyAsync(d_out, d_in, bytes, hipMemcpyDeviceToDevice)); });
+        copy.ms = medianMs(kWarmups, opt.reps, [&] { HIP_CHECK(hipMemcpyAsync(d_out, d_in, bytes, hipMemcpyDeviceToDevice)); });
         HIP_CHECK(hipDeviceSynchronize());
         copy.gbs = gbPerSecond(2.0 * double(bytes), copy.ms);
         copy.measured = true;
@@ -1198,7 +1164,7 @@ static void runPart2(const Options& opt, const Input& input, const float* d_in, 
         float ms = 0.0f;
         const bool timed = opt.reps > 0 && n > 0;
         if (timed) {
-            ms = medianMs(opt.reps, [&] { launchTileScan(k.kernel, opt.padded, tile, d_in, d_out, n); });
+            ms = medianMs(kWarmups, opt.reps, [&] { launchTileScan(k.kernel, opt.padded, tile, d_in, d_out, n); });
             HIP_CHECK(hipDeviceSynchronize());
         }
         times.push_back(ms);
@@ -1642,4 +1608,45 @@ int main(int argc, char** argv) {
     }
     return prop;
 }
+
+// Exact comparison of the first expected.size() elements (`actual` may be longer).
+// A NaN in `actual` (an element never written: see the poisoned outputs) counts as
+// a mismatch, since NaN equals nothing.
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual) {
+    Mismatch m;
+    for (size_t i = 0; i < expected.size(); ++i) {
+        if (actual[i] != expected[i]) {
+            if (m.count == 0) {
+                m.first = i;
+                m.expected = expected[i];
+                m.actual = actual[i];
+            }
+            ++m.count;
+        }
+    }
+    return m;
+}
+
+// Device events around each of `reps` repetitions, after `warmups` untimed runs; the
+// median is returned, in milliseconds. Nothing in `enqueue` may allocate or synchronise.
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue) {
+    hipEvent_t start, stop;
+    HIP_CHECK(hipEventCreate(&start));
+    HIP_CHECK(hipEventCreate(&stop));
+    for (int w = 0; w < warmups; ++w) enqueue();
+    HIP_CHECK(hipDeviceSynchronize());
+    std::vector<float> ms(size_t(reps), 0.0f);
+    for (int r = 0; r < reps; ++r) {
+        HIP_CHECK(hipEventRecord(start));
+        enqueue();
+        HIP_CHECK(hipEventRecord(stop));
+        HIP_CHECK(hipEventSynchronize(stop));
+        HIP_CHECK(hipEventElapsedTime(&ms[size_t(r)], start, stop));
+    }
+    HIP_CHECK(hipEventDestroy(start));
+    HIP_CHECK(hipEventDestroy(stop));
+    return median(ms);
+}
+
 // ==== end of plumbing ================================================================
