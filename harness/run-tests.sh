@@ -6,7 +6,8 @@
 #   2. otherwise .venv/, made once from the pinned harness/requirements.txt.
 #
 # Extra arguments go to pytest: `make test ARGS="-k day31"` or
-# `harness/run-tests.sh -k day31 -x`. JUnit XML lands in build/test-results.xml.
+# `harness/run-tests.sh -k day31 -x`. JUnit XML lands in build/test-results.xml
+# (SCANLAB_RESULTS=DIR: in DIR instead, with the shard logs; the harness's own tests use it).
 # SCANLAB_SHARDS=N runs N pytest processes side by side (see below; .ci/gpu uses it).
 # Exit status: pytest's, except that "no tests collected" (5) becomes 1: a run
 # that tested nothing must not pass. Sharded: 0 when every shard passed, else 1.
@@ -26,14 +27,15 @@ if ! "$python" -c 'import pytest' >/dev/null 2>&1; then
   python="$venv/bin/python"
 fi
 
-mkdir -p build
+results=${SCANLAB_RESULTS:-build}
+mkdir -p "$results"
 # ARGS is parsed as the shell would (quotes group words): ARGS="-k 'stretch or trace'".
 if [ -n "${ARGS:-}" ]; then eval "set -- ${ARGS} \"\$@\""; fi
 
 shards=${SCANLAB_SHARDS:-1}
 case $shards in ''|*[!0-9]*|0) echo "make test: SCANLAB_SHARDS must be a positive whole number, not '$shards'" >&2; exit 2;; esac
 if [ "$shards" -eq 1 ]; then
-  "$python" -m pytest harness --junitxml=build/test-results.xml "$@"
+  "$python" -m pytest harness --junitxml="$results/test-results.xml" "$@"
   status=$?
   if [ "$status" -eq 5 ]; then
     echo "make test: pytest collected no tests; treating that as a failure" >&2
@@ -52,23 +54,23 @@ temp=$(mktemp -d "${TMPDIR:-/tmp}/scanlab-shards.XXXXXX")
 pids=() xmls=()
 for i in "${!plan[@]}"; do
   read -ra modules <<< "${plan[$i]}"
-  xmls+=("build/test-results-shard$i.xml")
-  "$python" -m pytest -p no:cacheprovider --basetemp="$temp/shard$i" --junitxml="build/test-results-shard$i.xml" \
-    "$@" "${modules[@]}" > "build/test-shard$i.log" 2>&1 &
+  xmls+=("$results/test-results-shard$i.xml")
+  "$python" -m pytest -p no:cacheprovider --basetemp="$temp/shard$i" --junitxml="$results/test-results-shard$i.xml" \
+    "$@" "${modules[@]}" > "$results/test-shard$i.log" 2>&1 &
   pids+=($!)
-  echo "make test: shard $i (build/test-shard$i.log): ${plan[$i]}"
+  echo "make test: shard $i ($results/test-shard$i.log): ${plan[$i]}"
 done
 status=0
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}"; rc=$?
-  echo "make test: shard $i: status $rc: $(tail -n 1 "build/test-shard$i.log")"
+  echo "make test: shard $i: status $rc: $(tail -n 1 "$results/test-shard$i.log")"
   if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then
     status=1
-    grep -E '^(FAILED|ERROR) ' "build/test-shard$i.log" | sed "s/^/  shard $i: /"
+    grep -E '^(FAILED|ERROR) ' "$results/test-shard$i.log" | sed "s/^/  shard $i: /"
   fi
 done
 rm -rf "$temp"
-summary=$("$python" harness/scanlab/shards.py --merge build/test-results.xml "${xmls[@]}")
+summary=$("$python" harness/scanlab/shards.py --merge "$results/test-results.xml" "${xmls[@]}")
 echo "make test: all shards: $summary"
 case $summary in 0\ tests*) echo "make test: no shard ran a test; treating that as a failure" >&2; status=1;; esac
 exit "$status"

@@ -7,6 +7,7 @@ The workflow cannot run here (no GitHub); these tests read it. The cpu job runs
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -41,7 +42,8 @@ def test_every_job_uploads_the_junit_xml_even_when_tests_fail(workflow, job):
     uploads = [s for s in workflow["jobs"][job]["steps"] if str(s.get("uses", "")).startswith("actions/upload-artifact")]
     assert len(uploads) == 1 and uploads[0].get("if") == "always()", uploads
     assert uploads[0]["with"]["path"] == "build/test-results.xml"
-    assert "--junitxml=build/test-results.xml" in (REPO / "harness" / "run-tests.sh").read_text()
+    script = (REPO / "harness" / "run-tests.sh").read_text()  # results default to build/
+    assert 'results=${SCANLAB_RESULTS:-build}' in script and '--junitxml="$results/test-results.xml"' in script
 
 
 def test_every_command_the_workflow_runs_exists_and_is_executable(workflow):
@@ -67,3 +69,86 @@ def test_the_gpu_script_fails_without_a_gpu(tmp_path):
     proc = subprocess.run([str(REPO / ".ci" / "gpu")], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "SCANLAB_BWRAP": "/bin/true"})
     assert proc.returncode != 0 and "this job needs one" in proc.stderr, proc.stdout + proc.stderr
+
+
+# ---- make test and harness/run-tests.sh, with a stand-in for pytest -------------------------
+#
+# FAKE_PYTHON answers `import pytest`, runs everything else (the shard planner) with the real
+# interpreter, and for `-m pytest ...` records its arguments and environment, writes a JUnit
+# file with one test per module it was given, and fails when FAKE_FAIL names one of them.
+
+FAKE_PYTHON = """#!{python}
+import json, os, subprocess, sys
+args = sys.argv[1:]
+if args == ["-c", "import pytest"]:
+    sys.exit(0)
+if args[:2] != ["-m", "pytest"]:
+    sys.exit(subprocess.call([{python!r}, *args]))
+modules = [a for a in args if a.endswith(".py")]
+junit = next(a.split("=", 1)[1] for a in args if a.startswith("--junitxml="))
+with open(os.path.join(os.environ["FAKE_LOG"], f"{{os.getpid()}}.json"), "w") as f:
+    json.dump({{"args": args, "env": dict(os.environ)}}, f)
+failed = [m for m in modules if os.environ.get("FAKE_FAIL") and os.environ["FAKE_FAIL"] in m]
+with open(junit, "w") as f:
+    f.write(f'<testsuites><testsuite name="pytest" tests="{{max(1, len(modules))}}" failures="{{len(failed)}}" '
+            f'errors="0" skipped="0"/></testsuites>')
+print("FAILED " + failed[0] + "::test_x" if failed else "", flush=True)
+print(f"=== {{max(1, len(modules))}} passed ===")
+sys.exit(1 if failed else 0)
+"""
+
+
+@pytest.fixture
+def fake_pytest(tmp_path):
+    import sys
+
+    script = tmp_path / "python"
+    script.write_text(FAKE_PYTHON.format(python=sys.executable))
+    script.chmod(0o755)
+    log = tmp_path / "calls"
+    log.mkdir()
+    results = tmp_path / "results"
+
+    def run(command: list[str], **env_vars: str) -> tuple[subprocess.CompletedProcess, list[dict]]:
+        env = {k: v for k, v in os.environ.items() if k not in ("ARGS", "SCANLAB_SHARDS", "MAKEFLAGS", "MAKELEVEL")}
+        env.update(PYTHON=str(script), FAKE_LOG=str(log), SCANLAB_RESULTS=str(results), **env_vars)
+        proc = subprocess.run(command, cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+        calls = [json.loads(p.read_text()) for p in sorted(log.glob("*.json"))]
+        for p in log.glob("*.json"):
+            p.unlink()
+        return proc, calls
+
+    return run
+
+
+def test_make_test_hands_the_harness_none_of_the_makefiles_variables(fake_pytest):
+    """They sent the notebook test's clone builds into this checkout (BUILD), on the H200."""
+    proc, calls = fake_pytest(["make", "-s", "test", "BUILD=/elsewhere", "SM_ARCH=sm_80"])
+    assert proc.returncode == 0 and len(calls) == 1, proc.stdout + proc.stderr
+    leaked = {"BUILD", "SM_ARCH", "GPU_ARCH", "MAKEFLAGS", "MFLAGS", "MAKELEVEL"} & set(calls[0]["env"])
+    assert not leaked, leaked
+
+
+def test_args_keeps_the_shells_quoting(fake_pytest):
+    """SETUP.md's ARGS="-k 'stretch or trace'" was split into four words before."""
+    proc, calls = fake_pytest(["harness/run-tests.sh"], ARGS="-k 'stretch or trace' -x")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    args = calls[0]["args"]
+    assert args[args.index("-k") + 1] == "stretch or trace" and "-x" in args, args
+
+
+def test_shards_run_every_module_once_merge_their_results_and_fail_loudly(fake_pytest, tmp_path):
+    modules = sorted(f"harness/{p.name}" for p in (REPO / "harness").glob("test_*.py"))
+    proc, calls = fake_pytest(["harness/run-tests.sh"], SCANLAB_SHARDS="3")
+    assert proc.returncode == 0 and len(calls) == 3, proc.stdout + proc.stderr
+    given = sorted(a for call in calls for a in call["args"] if a.endswith(".py"))
+    assert given == modules  # each module in exactly one shard
+    merged = (tmp_path / "results" / "test-results.xml").read_text()
+    assert merged.count("<testsuite ") == 3 and f"all shards: {len(modules)} tests, 0 failed" in proc.stdout
+
+    proc, calls = fake_pytest(["harness/run-tests.sh"], SCANLAB_SHARDS="3", FAKE_FAIL="test_corpus.py")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "FAILED harness/test_corpus.py::test_x" in proc.stdout and "1 failed" in proc.stdout
+
+    proc, calls = fake_pytest(["harness/run-tests.sh"], SCANLAB_SHARDS="two")
+    assert proc.returncode == 2 and not calls and "SCANLAB_SHARDS must be a positive whole number" in proc.stderr

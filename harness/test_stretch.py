@@ -243,6 +243,22 @@ def test_every_stretch_program_builds_for_sm90_without_warnings(stretch_build):
             assert (stretch_build / folder / "cuda" / name).is_file(), (folder, name)
 
 
+@pytest.mark.cuda
+@pytest.mark.slow
+@pytest.mark.parametrize("knobs", [["-DLOOKBACK_STAGED=1", "-DLOOKBACK_MIN_BLOCKS=12", "-DLOOKBACK_ITEMS=32"],
+                                   ["-DLOOKBACK_SPECULATE=1"]], ids=["staged-fastest", "speculate"])
+def test_the_lookback_knob_builds_the_readme_measures_still_build_without_warnings(knobs, tmp_path):
+    """The ablation table and the drill's header name these compile lines; they must keep working."""
+    import subprocess
+
+    out = tmp_path / "05"
+    proc = subprocess.run([env.require_nvcc(), "-std=c++17", "-O3", "-arch=sm_90", "-Xcompiler", "-Wall,-Wextra",
+                           *knobs, "-o", str(out), str(REPO / "solutions" / "05_lookback_scan.cu")],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and out.is_file(), proc.stderr
+    assert "warning" not in proc.stderr.lower(), proc.stderr
+
+
 @pytest.mark.hip
 @pytest.mark.slow
 def test_every_stretch_hip_program_builds_for_gfx90a(tmp_path):

@@ -251,6 +251,9 @@ def test_day31_trace_stale_reads_across_warps_only(lanes, builder, tmp_path):
     in_place = sum(len(s.stale_reads()) for s in race.kernels["in-place"])
     assert all(not s.stale_reads() for s in race.kernels["double-buffer"])
     assert any(s.stale_words() for s in race.kernels["no-copy"])
+    # the no-copy kernel reads only the half nobody writes during the step: never stale (a
+    # NaN read from never-written shared memory is the same NaN its owner held, not a change)
+    assert not any(s.stale_reads() for s in race.kernels["no-copy"]) and "; no copy 0;" in result.stdout, result.stdout
     if lanes == 32:  # one warp: its lanes step together, nothing is read after it is overwritten
         assert in_place == 0 and "in place 0 " in result.stdout, result.stdout
     else:  # two warps: in some block, a lane of warp 1 reads a word warp 0 already rewrote
@@ -263,3 +266,22 @@ def test_day31_tracing_build_keeps_the_fix_clean_under_racecheck(builder, saniti
     binary = str(builder.get(DAY31).path)
     report = sanitize("racecheck", [binary, "--n", "4096", "--block", "64,256", "--kernel", "double-buffer,exclusive"])
     assert report.clean, report.result.describe()
+
+
+# ---- the committed H200 traces the READMEs show -----------------------------------------------
+
+def test_the_committed_h200_traces_say_what_the_readmes_say_of_them():
+    """a05: the kernels' own rows on an H200 are the page's. Day 31: the in-place kernel's stale
+    reads all cross the warp boundary, the no-copy kernel reads nothing stale but leaves stale
+    words, the double-buffered kernel neither; and each README shows the picture drawn from it."""
+    traced = tp.parse((REPO / "a05-scan" / "pictures" / "h200-trace.txt").read_text())
+    assert "H200" in traced.gpu and rows_of(traced) == rows_of(tp.parse(FIXTURE.read_text()))
+    race = rp.parse((REPO / "day31-scan" / "pictures" / "h200-race.txt").read_text())
+    assert "H200" in race.gpu and race.lanes == 64 and race.warp == 32
+    crossing = [(t, s.offset) for s in race.kernels["in-place"] for t in s.stale_reads()]
+    assert crossing and all(t // race.warp != (t - off) // race.warp for t, off in crossing), crossing
+    assert not any(s.stale_reads() for s in race.kernels["no-copy"]) and any(s.stale_words() for s in race.kernels["no-copy"])
+    assert not any(s.stale_reads() or s.stale_words() for s in race.kernels["double-buffer"])
+    for readme, picture in (("a05-scan/README.md", "pictures/h200-trace-blelloch.png"),
+                            ("day31-scan/README.md", "pictures/h200-race.png")):
+        assert f"]({picture})" in (REPO / readme).read_text() and (REPO / readme).parent.joinpath(picture).is_file()
