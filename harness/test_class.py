@@ -453,3 +453,26 @@ def test_a_student_name_is_never_a_spreadsheet_formula(tmp_path):
     row = classroom.Row("=cmd", {e: "0" for e in classroom.EXERCISE_FILES}, 0, 46, "", True)
     classroom.write_csv(tmp_path / "grades.csv", [row])
     assert (tmp_path / "grades.csv").read_text(encoding="utf-8").splitlines()[1].startswith("'=cmd,")
+
+
+def _limit_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+
+@pytest.mark.slow
+def test_a_file_far_over_the_size_limit_scores_0_with_its_reason_and_is_never_read_whole(tmp_path):
+    """4 GiB sparse files (the class key hashes submissions too): the grader runs with less address
+    space than one file, so reading one whole anywhere would end in a MemoryError."""
+    student = tmp_path / "class" / "huge"
+    student.mkdir(parents=True)
+    for exercise in ("drill01", "drill03"):
+        with open(student / FILES[exercise], "wb") as f:
+            f.truncate(4 << 30)
+    proc = subprocess.run([sys.executable, str(GRADE), "class", tmp_path / "class", "--out", tmp_path / "out",
+                           "--seed", str(SEED)], capture_output=True, text=True, timeout=600, preexec_fn=_limit_memory)
+    assert proc.returncode == 0 and "0 failed to grade" in proc.stderr + proc.stdout, proc.stdout + proc.stderr
+    row = rows(tmp_path / "out" / "grades.csv")["huge"]
+    assert row["drill01"] == row["drill03"] == "0" and "file over 1 MiB (scored 0): drill01, drill03" in row["note"], row
+    assert "it was not read (scored 0)" in (tmp_path / "out" / "huge" / "report.txt").read_text()

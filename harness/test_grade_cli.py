@@ -110,3 +110,48 @@ def test_an_internal_error_exits_4_with_results_and_no_blame(tmp_path):
     assert "internal error" in result.stderr and "simulated grader bug" in result.stderr
     data = json.loads(results.read_text())
     assert data["score"] == 0 and "not your code's fault" in data["tests"][0]["output"]
+
+
+# ---- a submission far larger than any answer ------------------------------------------------
+
+HUGE = 4 << 30  # 4 GiB, sparse: nothing is written, but reading it in whole would need 4 GiB
+
+
+def _limit_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # less than the file: reading it whole fails
+
+
+def test_the_bounded_reader_never_reads_more_than_the_limit_and_a_byte(tmp_path):
+    from scanlab.grading import SUBMISSION_LIMIT_BYTES, TOO_LARGE, read_submission
+
+    at_limit = tmp_path / "at.cpp"
+    at_limit.write_bytes(b"x" * SUBMISSION_LIMIT_BYTES)
+    assert read_submission(at_limit) == b"x" * SUBMISSION_LIMIT_BYTES
+    over = tmp_path / "over.cpp"
+    with open(over, "wb") as f:
+        f.truncate(HUGE)
+    assert read_submission(over) is None
+    # the GPU graders refuse it before anything is compiled (so this runs on any machine)
+    from scanlab import grade_day31, grade_stretch
+
+    assert grade_day31.compile_submission(over).feedback == TOO_LARGE
+    assert grade_stretch.compile_device(over, lambda name: "") == (None, TOO_LARGE)
+
+
+@pytest.mark.parametrize("exercise, name", [("drill01", "01_exclusive_to_inclusive.cpp"),
+                                            ("drill02", "02_segmented_scan.cpp"),
+                                            ("drill03", "03_scan_analysis.md")])
+def test_a_file_over_the_size_limit_fails_with_the_reason_without_being_read(exercise, name, tmp_path):
+    """A 4 GiB "answer" (Gradescope's limits are not the grader's): graded as failed, in a process
+    whose address space is smaller than the file, so a grader that reads it whole dies instead."""
+    huge = tmp_path / name
+    with open(huge, "wb") as f:
+        f.truncate(HUGE)
+    results = tmp_path / "results.json"
+    proc = subprocess.run([sys.executable, str(GRADE), exercise, str(huge), "--seed", "3", "--json", str(results)],
+                          capture_output=True, text=True, timeout=300, preexec_fn=_limit_memory)
+    assert proc.returncode == EXIT_FAIL, proc.stdout + proc.stderr
+    assert "larger than 1 MiB" in proc.stdout and "it was not read (scored 0)" in proc.stdout, proc.stdout
+    assert json.loads(results.read_text())["score"] == 0

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
+from .grading import SUBMISSION_LIMIT_BYTES, TOO_LARGE
 from .paths import HARNESS, REPO
 
 # The file each exercise is submitted under: the starter's name in exercises/.
@@ -330,7 +331,10 @@ def submission_key(found: Found, setting: Setting) -> str:
                                         sorted(found.shown.items()), found.ignored,
                                         sorted(found.problems.items())]).encode())
     for exercise in sorted(found.files):
-        digest.update(exercise.encode() + b"\0" + found.files[exercise].read_bytes() + b"\0")
+        # what the grader reads of it: at most the size limit and one byte (a larger file's verdict
+        # is "too large" whatever the rest holds), so a huge file is never read in whole here either
+        with open(found.files[exercise], "rb") as f:
+            digest.update(exercise.encode() + b"\0" + f.read(SUBMISSION_LIMIT_BYTES + 1) + b"\0")
     return digest.hexdigest()
 
 
@@ -346,13 +350,15 @@ class Row:
 
 def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
     """A grades.csv row from a student's state.json and this run's maxima."""
-    cells, total, not_submitted, not_graded, failed_build = {}, 0.0, [], [], []
+    cells, total, not_submitted, not_graded, failed_build, too_large = {}, 0.0, [], [], [], []
     for exercise in EXERCISE_FILES:
         entry = state["exercises"][exercise]
         if entry["status"] == "graded":
             cells[exercise] = _points(entry["score"])
             total += entry["score"]
-            if entry.get("build_failed"):
+            if entry.get("too_large"):
+                too_large.append(exercise)
+            elif entry.get("build_failed"):
                 failed_build.append(exercise)
         elif entry["status"] == "not submitted":
             cells[exercise] = "0"
@@ -365,6 +371,8 @@ def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
         notes.append(f"not submitted: {', '.join(not_submitted)}")
     if failed_build:
         notes.append(f"compile error: {', '.join(failed_build)}")
+    if too_large:
+        notes.append(f"file over {SUBMISSION_LIMIT_BYTES >> 20} MiB (scored 0): {', '.join(too_large)}")
     notes += [f"not graded: {why}" for why in not_graded]
     unknown = [exercise for exercise in EXERCISE_FILES if maxima.get(exercise) is None]
     if unknown:
@@ -592,6 +600,7 @@ def grade_class(argv: list[str]) -> int:
                 "report_max": o.report.max_score if o.report is not None else None,
                 "build_failed": bool(o.report is not None and any(c.name == "builds" and not c.passed
                                                                   for c in o.report.checks)),
+                "too_large": bool(o.report is not None and any(TOO_LARGE in c.feedback for c in o.report.checks)),
                 "seconds": round(o.seconds, 2)}
             for e, o in outcomes.items()}}
         for outcome in outcomes.values():

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .build import CXX_FLAGS, Program, compile_program, compiler_warnings
 from .build import cxx as find_cxx
-from .grading import Report
+from .grading import TOO_LARGE, Report, read_submission
 from .paths import REPO
 from .run import run_process
 from .sandbox import COMPILE_LIMITS, Limits, Outcome, Sandbox
@@ -37,7 +37,6 @@ POISON = -999_999_999  # what the drivers fill outputs and guard words with (dri
 GUARD = 8  # guard words either side of every array handed to the submission (drill_io.hpp kGuard)
 DRIVER_ERROR = 90  # the drivers' own I/O failures (drill_io.hpp)
 MAX_CASES_SHOWN = 3
-MAX_SUBMISSION_BYTES = 1 << 20
 MAX_COMPILER_LINES = 40
 
 # Names in the scratch folder; the submission keeps its own name unless it is odd or one of these.
@@ -189,14 +188,12 @@ def host_symbols(nm: str, obj: Path) -> dict[str, list[str]]:
 class Submission:
     """What the student's file is called in the scratch folder, and its bytes."""
     name: str
-    data: bytes
+    data: bytes | None  # None: larger than SUBMISSION_LIMIT_BYTES, not read
 
     @staticmethod
     def read(path: Path) -> "Submission":
         name = path.name if PLAIN_NAME.fullmatch(path.name) and path.name not in SCRATCH_NAMES else FALLBACK_NAME
-        with open(path, "rb") as f:
-            data = f.read(MAX_SUBMISSION_BYTES + 1)
-        return Submission(name, data)
+        return Submission(name, read_submission(path))  # None: over the limit
 
 
 @dataclass
@@ -257,9 +254,8 @@ def build_submission(drill: str, submission: Path, workdir: Path) -> Linked:
     if cxx is None or nm is None or objcopy is None:
         return Linked(False, problem="the grader needs g++, nm and objcopy on PATH (a harness problem, not yours)")
     sub = Submission.read(submission)
-    if len(sub.data) > MAX_SUBMISSION_BYTES:
-        return Linked(False, problem=f"your file is larger than {MAX_SUBMISSION_BYTES >> 20} MiB; a drill answer "
-                                     "is a few kilobytes")
+    if sub.data is None:
+        return Linked(False, problem=TOO_LARGE)
     notes = []
     if sub.name != submission.name:
         notes.append(f"your file was compiled as {sub.name} (its own name has characters the grader does not "

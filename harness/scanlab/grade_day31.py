@@ -55,7 +55,7 @@ from pathlib import Path
 
 from . import env, splitmix
 from .build import compiler_warnings, cuda_gencode
-from .grading import MODES, Report, compare_exact, reproduce_line, require_points, show
+from .grading import MODES, TOO_LARGE, Report, compare_exact, read_submission, reproduce_line, require_points, show
 from .paths import REPO
 from .run import run_process
 from .sandbox import (COMPILE_LIMITS, GPU_LIMITS, INSIDE as INSIDE_SCRATCH, Outcome, Sandbox,
@@ -105,7 +105,6 @@ EXPORTS_SOURCE = DRIVERS / "day31_exports.cuh"
 WRAPPER = "scanlab_day31_wrapper.cu"
 MODULE = "module.fatbin"
 RUNNER = "day31_runner"
-MOST_SUBMISSION_BYTES = 1 << 20
 DEVICE_FLAGS = ("-std=c++17", "-O3", "-fatbin")
 # One process runs the 32 launches of the 4 inputs (each a few milliseconds; the CUDA context
 # takes longer to make): a run past this is a kernel that never ends. Waiting blocks rather
@@ -746,10 +745,9 @@ def _toolkit_dirs() -> list[str]:
 
 def compile_submission(submission: Path) -> Compiled:
     """The submission's device code as a fatbin, with the answer exports when they compile."""
-    data = submission.read_bytes()
-    if len(data) > MOST_SUBMISSION_BYTES:
-        return Compiled(None, feedback=f"the file is {len(data)} bytes; a submission is at most "
-                                       f"{MOST_SUBMISSION_BYTES} bytes")
+    data = read_submission(submission)
+    if data is None:
+        return Compiled(None, feedback=TOO_LARGE)
     name = scratch_name(submission)
     nvcc = env.nvcc()
     if nvcc is None:

@@ -9,7 +9,7 @@ try:
     from . import scan_counts
 except ImportError:  # the student release leaves the counter out: run, it prints drill 03's answers
     scan_counts = None
-from .grading import Report
+from .grading import TOO_LARGE, Report, read_submission
 
 
 # ---- drill 03: the work-and-depth analysis ---------------------------------------------
@@ -137,7 +137,12 @@ NO_COUNTER = ("drill 03: this is the student release, which leaves out the harne
 def grade_drill03(submission: Path, workdir: Path, seed: int, timeout: float, mode: str = "self-study") -> Report:
     del seed, workdir, timeout  # nothing random, nothing built, nothing run: the answers are counts
     report = Report("drill03", submission.name, mode=mode)
-    text = submission.read_text(encoding="utf-8", errors="replace")
+    data = read_submission(submission)
+    if data is None:
+        for slot in SLOTS03:
+            report.add(slot, False, f"not read: {TOO_LARGE}.")
+        return report
+    text = data.decode("utf-8", errors="replace")
     # harness-owned: grading never needs solutions/. The student release has no counter (it would
     # print the answers), so there only the form of each answer is checked.
     reference = scan_counts.reference_slots() if scan_counts is not None else None

@@ -31,10 +31,9 @@ from pathlib import Path
 
 from . import env
 from .build import cuda_gencode
-from .grading import MODES, Report, require_points, reproduce_line
+from .grading import MODES, TOO_LARGE, Report, read_submission, require_points, reproduce_line
 from .sandbox import COMPILE_LIMITS, Sandbox
 
-MOST_SUBMISSION_BYTES = 1 << 20
 WRAPPER = "scanlab_stretch_wrapper.cu"
 MODULE = "module.fatbin"
 DEPENDENCIES = "deps.d"
@@ -504,9 +503,9 @@ def compile_device(submission: Path, wrapper) -> tuple[bytes | None, str]:
     """(the fatbin, "") or (None, why): the submission's device code with the grader's wrapper, in a sandbox."""
     from .grade_day31 import HarnessBuildError, _compiler_messages, outside_includes, scratch_name
 
-    data = submission.read_bytes()
-    if len(data) > MOST_SUBMISSION_BYTES:
-        return None, f"the file is {len(data)} bytes; a submission is at most {MOST_SUBMISSION_BYTES} bytes"
+    data = read_submission(submission)
+    if data is None:
+        return None, TOO_LARGE
     name = scratch_name(submission)
     if name in (WRAPPER, MODULE):
         name = "submission.cu"

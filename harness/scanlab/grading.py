@@ -39,6 +39,22 @@ class NoGpu(Exception):
     """The submission could not be run: no usable GPU (exit status 3)."""
 
 
+# ---- the submission file ------------------------------------------------------------------
+
+# Every exercise's answer is a few kilobytes. A larger file is not graded, and is never read in
+# whole: a student's 5 GB "source" must not become the grader's 5 GB of memory.
+SUBMISSION_LIMIT_BYTES = 1 << 20
+TOO_LARGE = (f"your file is larger than {SUBMISSION_LIMIT_BYTES >> 20} MiB; an answer to this exercise is a few "
+             "kilobytes, so it was not read (scored 0)")
+
+
+def read_submission(path: Path) -> bytes | None:
+    """The submission's bytes, or None when it is larger than SUBMISSION_LIMIT_BYTES (reads at most one byte more)."""
+    with open(path, "rb") as f:
+        data = f.read(SUBMISSION_LIMIT_BYTES + 1)
+    return None if len(data) > SUBMISSION_LIMIT_BYTES else data
+
+
 # ---- points: harness/points.toml ------------------------------------------------------
 
 MODES = ("self-study", "course")  # course: what a student sees never holds an expected value
