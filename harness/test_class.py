@@ -476,3 +476,14 @@ def test_a_file_far_over_the_size_limit_scores_0_with_its_reason_and_is_never_re
     row = rows(tmp_path / "out" / "grades.csv")["huge"]
     assert row["drill01"] == row["drill03"] == "0" and "file over 1 MiB (scored 0): drill01, drill03" in row["note"], row
     assert "it was not read (scored 0)" in (tmp_path / "out" / "huge" / "report.txt").read_text()
+
+
+@pytest.mark.slow
+def test_report_txt_shows_a_submissions_control_characters_escaped(tmp_path):
+    student = tmp_path / "class" / "escapes"
+    student.mkdir(parents=True)
+    shutil.copy(REPO / "harness" / "corpus" / "drill03" / "h_terminal_escapes.md", student / FILES["drill03"])
+    proc = grade("class", tmp_path / "class", "--out", tmp_path / "out", "--seed", str(SEED))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = (tmp_path / "out" / "escapes" / "report.txt").read_text()
+    assert "\x1b" not in report and "\u202e" not in report and "\\x1b[2J" in report, report[:2000]

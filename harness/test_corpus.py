@@ -44,17 +44,18 @@ from scanlab.paths import REPO
 
 CORPUS = REPO / "harness" / "corpus"
 GRADE = REPO / "harness" / "grade.py"
-EXERCISES = ("drill01", "drill02", "day31")
+EXERCISES = ("drill01", "drill02", "drill03", "day31")
 STARTERS = {
     "drill01": REPO / "exercises" / "01_exclusive_to_inclusive.cpp",
     "drill02": REPO / "exercises" / "02_segmented_scan.cpp",
+    "drill03": REPO / "exercises" / "03_scan_analysis.md",
     "day31": REPO / "exercises" / "day31_shift_then_scan.cu",
 }
 KINDS = ("correct", "wrong", "hostile")
 DEFAULT_SEED = 11
 # Generous: a grade of a well-behaved drill takes seconds; a hostile one may run into
 # several per-run limits (20 s wall each), and a Day 31 one into the GPU limit (60 s).
-GRADE_TIMEOUT_S = {"drill01": 600, "drill02": 600, "day31": 900}
+GRADE_TIMEOUT_S = {"drill01": 600, "drill02": 600, "drill03": 120, "day31": 900}
 FORGED = {"score": 1000, "tests": []}
 # The grades this module runs draw their uids from a range of their own (SCANLAB_UID_RANGE, outside
 # the default 200000-299999), so "no process left alive" can look at exactly their processes,
@@ -70,7 +71,12 @@ STABLE_PHRASES = {
     "right everywhere but the last element", "only the last element is wrong", "the identity 0", "changed its input", "shifted the wrong way",
     "is not associative", "That is a left-to-right loop", "is missing from the open first segment",
     "every total is short by its tile's last input element", "this is the INCLUSIVE scan",
+    "not a number", "barriers/tile column", "\\x1b[2J", "\\u202e",
 }
+# What no report may print raw: control characters but newline and tab, and bidi controls. A
+# submission's text (prose, compiler messages, program output) reaches the report; these would let
+# it redraw the instructor's terminal or reorder a line (scanlab.grading.visible escapes them).
+RAW_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 # ---- the manifest --------------------------------------------------------------------
@@ -127,7 +133,7 @@ def test_manifest_entry_is_well_formed(entry):
     unstable = [m for m in entry["mentions"] if m not in STABLE_PHRASES]
     assert not unstable, f"{entry['file']}: mentions outside the stable vocabulary: {unstable}"
     # The header comment is the file's own statement of its verdict: the two must agree.
-    text = (CORPUS / entry["file"]).read_bytes().decode("utf-8-sig")
+    text = (CORPUS / entry["file"]).read_bytes().decode("utf-8-sig", errors="replace")  # h_binary: a text header only
     stated = re.findall(r"Right verdict: (PASS|FAIL)", text[:1500])
     assert stated == [entry["verdict"].upper()], (f"{entry['file']}: its header says Right verdict: "
                                                   f"{stated or 'nothing'}, the manifest says {entry['verdict']}")
@@ -281,6 +287,8 @@ def test_corpus_entry(entry, tmp_path):
         failed = sorted(t["name"] for t in tests if t["status"] == "failed")
         assert failed == sorted(entry["failing"]), f"{label}: failed checks {failed}, should be exactly " \
                                                    f"{sorted(entry['failing'])}{shown}"
+    raw = RAW_CONTROLS.search(proc.stdout) or RAW_CONTROLS.search(results.read_text(errors="replace"))
+    assert not raw, f"{label}: the report prints the control character {raw.group(0)!r} raw{shown}"
     missing = [phrase for phrase in entry["mentions"] if phrase not in output]
     assert not missing, f"{label}: the report does not mention {missing}{shown}"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -350,3 +351,17 @@ def test_python_failing_still_leaves_a_results_json(root):
     assert "writing a fallback results.json" in done.stdout
     assert results["score"] == 0 and results["tests"][0]["output"].startswith("not graded")
     assert stat.S_ISREG(os.lstat(root / "results" / "results.json").st_mode)
+
+
+def test_no_control_character_of_a_submission_reaches_results_json_raw(root):
+    """Drill 03's prose and the names of files a student uploads are the student's text: escape
+    sequences in them must arrive escaped (\\x1b), not as the bytes a terminal or a page obeys."""
+    folder = root / "submission"
+    shutil.copy(REPO / "harness" / "corpus" / "drill03" / "h_terminal_escapes.md", folder / FILES["drill03"])
+    (folder / "notes \x1b[2J\u202e.txt").write_text("not an exercise file\n")
+    _, results = run(root)
+    text = json.dumps(results, ensure_ascii=False)
+    raw = re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text)
+    assert not raw, f"results.json carries {raw.group(0)!r} raw"
+    assert "\\x1b[2J" in results["output"] and "\\u202e" in results["output"], results["output"]
+    assert sum(t["score"] for t in by_exercise(results, "drill03")) == max_score("drill03")

@@ -44,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import grade as grade_cli  # noqa: E402  harness/grade.py: GRADERS, grade()
 from results_schema import problems as schema_problems  # noqa: E402
-from scanlab.grading import Report, max_score, write_results_atomically  # noqa: E402  max_score: points.toml
+from scanlab.grading import Report, max_score, visible, write_results_atomically  # noqa: E402  max_score: points.toml
 
 EXIT_WRITTEN = 0
 EXIT_USAGE = 2
@@ -308,6 +308,11 @@ def not_graded_results(why: str, started: float) -> dict:
 
 
 def write_atomically(results: dict, path: Path) -> None:
+    """results.json with every text a submission could have put there (its notes, its file names)
+    shown with its control characters escaped (scanlab.grading.visible)."""
+    results = {**results, "output": visible(results.get("output", "")),
+               "tests": [{**test, "name": visible(test["name"]), "output": visible(test["output"])}
+                         for test in results.get("tests", [])]}
     path.parent.mkdir(parents=True, exist_ok=True)
     write_results_atomically(results, path)
 

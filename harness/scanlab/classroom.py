@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
-from .grading import SUBMISSION_LIMIT_BYTES, TOO_LARGE
+from .grading import SUBMISSION_LIMIT_BYTES, TOO_LARGE, visible
 from .paths import HARNESS, REPO
 
 # The file each exercise is submitted under: the starter's name in exercises/.
@@ -609,7 +609,7 @@ def grade_class(argv: list[str]) -> int:
                       f"{outcome.error.strip().splitlines()[-1]} (traceback in {folder / 'report.txt'})",
                       file=sys.stderr)
         _write(folder / "results.json", json.dumps(student_results(outcomes, maxima), indent=2) + "\n")
-        _write(folder / "report.txt", student_report(student, found[student], outcomes, setting))
+        _write(folder / "report.txt", visible(student_report(student, found[student], outcomes, setting)))
         state["complete"] = all(o.status != "not graded" for o in outcomes.values())
         _write(folder / "state.json", json.dumps(state, indent=2) + "\n")  # last: it vouches for the others
         row = make_row(student, state, maxima)

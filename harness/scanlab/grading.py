@@ -55,6 +55,21 @@ def read_submission(path: Path) -> bytes | None:
     return None if len(data) > SUBMISSION_LIMIT_BYTES else data
 
 
+# ---- what a report may print -------------------------------------------------------------
+
+# A report carries text a submission controls: its prose answers, its compiler's messages, its
+# program's output. Printed raw, an escape sequence could clear the instructor's terminal and draw
+# a verdict of its own, and a bidirectional override could reorder a line. Every control
+# character but newline and tab, and every bidi control, is shown as its escape instead.
+_INVISIBLE = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)]}
+_INVISIBLE.update({c: f"\\u{c:04x}" for c in (0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A))})
+
+
+def visible(text: str) -> str:
+    """`text` with every control character except newline and tab written as an escape (\\x1b, \\u202e)."""
+    return text.translate(_INVISIBLE)
+
+
 # ---- points: harness/points.toml ------------------------------------------------------
 
 MODES = ("self-study", "course")  # course: what a student sees never holds an expected value
@@ -230,14 +245,14 @@ class Report:
                 lines += [f"        instructor: {line}" for line in c.detail.splitlines()]
         verdict = "every check passed" if self.passed else f"{len(self.failed())} of {len(self.checks)} checks failed"
         lines.append(f"score {self.score:g}/{self.max_score:g}: {verdict}")
-        return "\n".join(lines)
+        return visible("\n".join(lines))
 
     def instructor_text(self) -> str:
         """Everything only the instructor may see, or "" when there is none (always, in self-study)."""
         parts = [f"note: {note}" for note in self.instructor_notes]
         parts += [f"{c.name}:\n" + "\n".join(f"  {line}" for line in c.detail.splitlines())
                   for c in self.checks if c.detail]
-        return "\n".join(parts)
+        return visible("\n".join(parts))
 
     def gradescope(self, execution_time: float | None = None) -> dict:
         """Gradescope's results.json. A test's `output` is its student feedback, never instructor
@@ -248,7 +263,7 @@ class Report:
                 "score": c.score,
                 "max_score": c.max_score,
                 "status": "passed" if c.passed else "failed",
-                "output": c.feedback,
+                "output": visible(c.feedback),
                 "visibility": c.visibility,
             }
             for c in self.checks
@@ -260,7 +275,7 @@ class Report:
                           "status": "passed", "output": hidden, "visibility": "hidden"})
         results = {
             "score": self.score,
-            "output": "\n".join([f"{self.exercise}: {self.submission}", *self.notes]),
+            "output": visible("\n".join([f"{self.exercise}: {self.submission}", *self.notes])),
             "tests": tests,
         }
         if execution_time is not None:
