@@ -441,6 +441,8 @@ def test_a_file_in_two_folders_is_not_graded_and_names_are_checked(tmp_path):
     found = classroom.discover(tmp_path)
     assert found.files["drill01"] == tmp_path / FILES["drill01"] and not found.problems
     assert classroom.name_problem("line\nbreak") and classroom.name_problem("grades.csv")
+    for hidden in ("tab\there", "esc\x1b[2J", "csi\x9b2J", "bidi\u202eevil", "isolate\u2066x"):
+        assert "control characters" in (classroom.name_problem(hidden) or ""), repr(hidden)
     assert classroom.name_problem(SPECIAL) is None
 
 
@@ -479,11 +481,14 @@ def test_a_file_far_over_the_size_limit_scores_0_with_its_reason_and_is_never_re
 
 
 @pytest.mark.slow
-def test_report_txt_shows_a_submissions_control_characters_escaped(tmp_path):
+def test_report_txt_and_the_console_show_a_submissions_control_characters_escaped(tmp_path):
     student = tmp_path / "class" / "escapes"
     student.mkdir(parents=True)
     shutil.copy(REPO / "harness" / "corpus" / "drill03" / "h_terminal_escapes.md", student / FILES["drill03"])
+    (student / "notes\x1b[2J.txt").write_text("uploaded beside the answer\n")
+    (tmp_path / "class" / "roster\x1b]0;owned\x07.txt").write_text("not a student\n")
     proc = grade("class", tmp_path / "class", "--out", tmp_path / "out", "--seed", str(SEED))
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr and "roster\\x1b]0;owned\\x07.txt" in proc.stderr, proc.stderr
     report = (tmp_path / "out" / "escapes" / "report.txt").read_text()
     assert "\x1b" not in report and "\u202e" not in report and "\\x1b[2J" in report, report[:2000]

@@ -166,8 +166,8 @@ def name_problem(name: str) -> str | None:
     """Why a student folder's name cannot be a folder in OUT_DIR and a CSV cell, or None."""
     if name in ("", ".", "..") or "/" in name or "\\" in name:
         return "not usable as a folder name"
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
-        return "holds control characters (a newline, a tab, ...)"
+    if "\t" in name or "\n" in name or visible(name) != name:  # C0 and C1 controls, bidi overrides
+        return "holds control characters (a newline, a tab, an escape, a bidi override, ...)"
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -542,7 +542,7 @@ def grade_class(argv: list[str]) -> int:
     started = time.monotonic()
     students, skipped, refused = list_students(class_dir, out_dir)
     if skipped:
-        print(f"grade class: ignored in {args.class_dir} (not student folders): {', '.join(skipped)}",
+        print(visible(f"grade class: ignored in {args.class_dir} (not student folders): {', '.join(skipped)}"),
               file=sys.stderr)
     for name, why in refused:
         print(f"grade class: not graded: the folder name {name!r} {why}; rename it", file=sys.stderr)
