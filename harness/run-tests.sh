@@ -10,7 +10,8 @@
 # (SCANLAB_RESULTS=DIR: in DIR instead, with the shard logs; the harness's own tests use it).
 # SCANLAB_SHARDS=N runs N pytest processes side by side (see below; .ci/gpu uses it).
 # Exit status: pytest's, except that "no tests collected" (5) becomes 1: a run
-# that tested nothing must not pass. Sharded: 0 when every shard passed, else 1.
+# that tested nothing must not pass. Sharded: 0 when every shard passed, else 1;
+# 2 when SCANLAB_SHARDS is not a positive whole number (one line on stderr).
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
