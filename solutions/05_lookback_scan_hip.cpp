@@ -435,7 +435,7 @@ __device__ __forceinline__ void spin_pause() { sleep_units<kSpinSleep>(); }
 //    scope; `volatile` compiles to the same glc load on gfx90a). A plain load may be
 //    hoisted out of the spin loop by the compiler, which sees nobody in this thread
 //    change the word, and may be served from the CU's L1, which does not see other
-//    CUs' stores: either way the spin would never end. A device-scope load goes to L2,
+//    CUs' stores: either way the spin may never end. A device-scope load goes to L2,
 //    where every CU's store lands. Relaxed is enough because the word is all we read
 //    from the predecessor; acquire (which also invalidates the CU's L1 so later plain
 //    loads see other CUs' data) would be needed only if we went on to read other data

@@ -5,7 +5,9 @@ submission's device code is compiled with a wrapper that instantiates its scan
 kernel for every variant graded (lane-group width, inclusive or exclusive, float32
 or int32), and the runner launches those kernels on the grader's inputs; Python
 compares every output word with its own reference scan (per tile for 04, over the
-whole array for 05), and checks the input and the guard words.
+whole array for 05), and checks the input and the guard words. Drill 05 also reads
+the PTX of the same code (scanlab/ptx.py): a plain load of a descriptor is a race
+that a run catches only sometimes, so the grader looks for it in the compiled code.
 
 Drill 06 (exercises/06_copy_if_partition.cu): the student writes partition's
 scatter. The grader compiles the submission's DEVICE code only (nvcc -fatbin, in
@@ -29,13 +31,14 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from . import env
+from . import env, ptx
 from .build import cuda_gencode
 from .grading import MODES, TOO_LARGE, Report, read_submission, require_points, reproduce_line
 from .sandbox import COMPILE_LIMITS, Sandbox
 
 WRAPPER = "scanlab_stretch_wrapper.cu"
 MODULE = "module.fatbin"
+PTX = "module.ptx"
 DEPENDENCIES = "deps.d"
 DEVICE_FLAGS = ("-std=c++17", "-O3", "-fatbin")
 GUARD = 256  # poisoned words either side of every buffer
@@ -314,15 +317,17 @@ def judge_scan(case: ScanCase, dumps: dict[str, bytes]) -> tuple[str, str]:
 
 
 def grade_scans(exercise: str, checks: list[str], clean: str, wrapper, cases: list[ScanCase],
-                submission: Path, seed: int, mode: str, gpu_lock) -> Report:
+                submission: Path, seed: int, mode: str, gpu_lock, code_check=None) -> Report:
+    """code_check: None, or (check name, function of the compiled PTX returning "" or what is wrong),
+    a check of the compiled code itself, added after the others."""
     from .gpu_plan import run_plan
 
     report = Report(exercise, submission.name, mode=mode)
     report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce_line(exercise, submission, seed)}")
-    fatbin, why = compile_device(submission, wrapper)
+    fatbin, why, ptx = _compile_device(submission, wrapper, want_ptx=code_check is not None)
     if fatbin is None:
         report.add("builds", False, f"your file's device code did not compile:\n{why}")
-        for name in [*checks, clean]:
+        for name in [*checks, clean, *([code_check[0]] if code_check else [])]:
             report.add(name, False, "not run: the submission did not build (see 'builds')")
         return report
     report.add("builds", True)
@@ -350,6 +355,12 @@ def grade_scans(exercise: str, checks: list[str], clean: str, wrapper, cases: li
         report.add(clean, False, "not counted yet: this check counts once a part of the output is right.")
     else:
         report.add(clean, not sides, "\n".join(sides[:3]))
+    if code_check is not None:  # what it finds is always said; like the clean run, it passes only once
+        name, judge = code_check  # a part of the output is right
+        problem = judge(ptx) if ptx is not None else f"your file's device code did not compile to PTX:\n{why}"
+        if not problem and not any(report.check(check).passed for check in checks):
+            problem = "not counted yet: this check counts once a part of the output is right."
+        report.add(name, not problem, problem)
     return report
 
 
@@ -428,7 +439,9 @@ CHECK05_EXCL = "look-back scan, exclusive: float32 and int32, every size"
 CHECK05_INCL = "look-back scan, inclusive: float32 and int32, every size"
 CHECK05_MANY = "look-back scan with far more tiles than can be resident (forward progress)"
 CHECK05_CLEAN = "look-back scan: the input untouched and nothing written outside out[0, n)"
-CHECKS05 = ["builds", CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY, CHECK05_CLEAN]
+CHECK05_STRONG = "look-back: every load of a descriptor is strong (read from your compiled code)"
+CHECKS05 = ["builds", CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY, CHECK05_CLEAN, CHECK05_STRONG]
+DESCRIPTORS05 = 3  # the kernel's parameter index of the descriptor array
 SHAPES05 = {"tuned": (256, 16), "tiny": (32, 1)}  # the drill's TileShape<kThreads, kItems> pairs
 
 
@@ -486,10 +499,38 @@ HINT05_HANG = ("a tile waited for ever on a predecessor. The look-back's loads o
                "eventually be read as ready (look at the loop's exit conditions).")
 
 
+def weak_descriptor_loads(ptx_text: str) -> str:
+    """"" when every load of the descriptor array in every graded look-back kernel is strong; else why not.
+
+    A plain load of a word other blocks are writing is a data race; on a GPU it sometimes hangs the
+    launch and sometimes happens to scan right (both seen on an H200 with the same code), so the
+    runs above can not be relied on to catch it. The compiled code shows it every time."""
+    weak, missing = [], []
+    for shape in SHAPES05:
+        for kind in SPELLED:
+            for inclusive in (False, True):
+                kernel = kernel05(shape, kind, inclusive)
+                loads = ptx.loads_through_parameter(ptx_text, kernel, DESCRIPTORS05)
+                if loads is None:
+                    missing.append(kernel)
+                weak += [load.text for load in loads or [] if not load.strong]
+    if missing:
+        return f"the look-back kernel was not found in your compiled code ({missing[0]})"
+    if not weak:
+        return ""
+    shown = sorted(set(weak))
+    return (f"your look-back reads a descriptor with a plain load ({'; '.join(shown[:2])} in the PTX): "
+            "a descriptor load must be strong, an atomic load at device scope (cuda::atomic_ref with "
+            "thread_scope_device, relaxed or acquire) or a volatile load. A plain load, __ldg, or a block-scope "
+            "atomic may be served from this SM's L1, which never sees another SM's store, or hoisted out of the "
+            "wait: the launch may hang, or may happen to finish right on one run and hang on the next.")
+
+
 def grade05(submission: Path, workdir: Path, seed: int, mode: str, gpu_lock=None) -> Report:
     del workdir
     report = grade_scans("drill05", [CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY], CHECK05_CLEAN, wrapper05,
-                         cases05(seed), submission, seed, mode, gpu_lock)
+                         cases05(seed), submission, seed, mode, gpu_lock,
+                         code_check=(CHECK05_STRONG, weak_descriptor_loads))
     for name in (CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY):
         check = report.check(name)
         if not check.passed and "did not finish" in check.feedback:
@@ -501,11 +542,18 @@ def grade05(submission: Path, workdir: Path, seed: int, mode: str, gpu_lock=None
 
 def compile_device(submission: Path, wrapper) -> tuple[bytes | None, str]:
     """(the fatbin, "") or (None, why): the submission's device code with the grader's wrapper, in a sandbox."""
+    fatbin, why, _ = _compile_device(submission, wrapper, want_ptx=False)
+    return fatbin, why
+
+
+def _compile_device(submission: Path, wrapper, want_ptx: bool) -> tuple[bytes | None, str, str | None]:
+    """compile_device's (fatbin, why), and with want_ptx the PTX of the same code for the newest
+    architecture the fatbin carries (None when that compile failed; why then says so)."""
     from .grade_day31 import HarnessBuildError, _compiler_messages, outside_includes, scratch_name
 
     data = read_submission(submission)
     if data is None:
-        return None, TOO_LARGE
+        return None, TOO_LARGE, None
     name = scratch_name(submission)
     if name in (WRAPPER, MODULE):
         name = "submission.cu"
@@ -519,13 +567,20 @@ def compile_device(submission: Path, wrapper) -> tuple[bytes | None, str]:
                           COMPILE_LIMITS)
         fatbin = box.get(MODULE) if outcome.ok else None
         if not fatbin:
-            return None, _compiler_messages(outcome)
+            return None, _compiler_messages(outcome), None
         deps = box.get(DEPENDENCIES)
         outside = outside_includes(deps.decode("utf-8", "replace"), box.scratch) if deps else ["(unknown)"]
         if outside:
             return None, (f"your file includes {outside[0]}: a submission is one file, and may include the "
-                          "system's and CUDA's headers only.")
-        return fatbin, ""
+                          "system's and CUDA's headers only."), None
+        if not want_ptx:
+            return fatbin, "", None
+        newest = [flag for flag in cuda_gencode() if flag.startswith("arch=")][-1].split("code=")[-1]
+        outcome = box.run([nvcc, *DEVICE_FLAGS[:-1], "-ptx", f"-arch={newest}", "-o", PTX, WRAPPER], COMPILE_LIMITS)
+        ptx = box.get(PTX) if outcome.ok else None
+        if not ptx:
+            return fatbin, _compiler_messages(outcome), None
+        return fatbin, "", ptx.decode("utf-8", "replace")
 
 
 GRADERS = {"drill04": grade04, "drill05": grade05, "drill06": grade06}
