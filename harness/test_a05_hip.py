@@ -305,6 +305,27 @@ def test_hipcc_builds_for_gfx90a_without_warnings(builder, program):
 
 
 @pytest.mark.hip
+def test_hipcc_leaves_nothing_in_the_temporary_folder(tmp_path):
+    """Debian's hipcc leaves an empty <name>-XXXXXX folder in $TMPDIR at every compile; the
+    harness gives it a folder of its own, removed after, so CI machines do not fill /tmp.
+    (A process of its own: this one's background builds would write to the folder watched.)"""
+    import os
+    import sys
+
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    out = tmp_path / "out"
+    script = ("import sys; from scanlab.build import compile_program, Program; "
+              f"b = compile_program(Program('x', ({SOURCES[PROGRAMS[0]]!r},), compiler='hipcc'), "
+              f"__import__('pathlib').Path({str(out)!r})); print(b.output); sys.exit(0 if b.ok else 1)")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
+                          cwd=REPO / "harness", env={**os.environ, "TMPDIR": str(shared)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert list(shared.iterdir()) == []
+    assert [p.name for p in out.iterdir()] == ["x"]
+
+
+@pytest.mark.hip
 @pytest.mark.parametrize("program", PROGRAMS)
 def test_hipcc_binary_without_an_amd_gpu_gives_one_line_and_status_3(builder, program):
     # Nowhere the harness runs has an AMD GPU; hiding devices keeps this true on one that does.

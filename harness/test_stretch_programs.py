@@ -30,9 +30,13 @@ TODO = {"04_warp_scan": "warp_inclusive_scan", "05_lookback_scan": "lookback_exc
 
 
 def make(folder: str, target: str, build: Path, **extra) -> subprocess.CompletedProcess:
+    import os
+
     args = [f"{k}={v}" for k, v in extra.items()]
+    scratch = build / ".tmp"  # hipcc (HIP 5.2) leaves a folder in $TMPDIR at every compile: keep them here
+    scratch.mkdir(parents=True, exist_ok=True)
     return subprocess.run(["make", "-s", "-C", str(REPO / folder), target, f"BUILD={build}", *args],
-                          capture_output=True, text=True, timeout=1800)
+                          capture_output=True, text=True, timeout=1800, env={**os.environ, "TMPDIR": str(scratch)})
 
 
 @pytest.fixture(scope="module")

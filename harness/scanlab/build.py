@@ -15,6 +15,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,7 +142,12 @@ def compile_program(program: Program, out_dir: Path, out: Path | None = None, ti
     if program.compiler == "c++" and cxx() is None:
         return Built(program, out, cmd, -1, "no C++ compiler: g++ is not on PATH (set CXX to choose one)")
     try:
-        proc = run_process(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=out_dir)
+        if program.compiler == "hipcc":  # Debian's hipcc (HIP 5.2) leaves an empty folder in $TMPDIR per compile
+            with tempfile.TemporaryDirectory(prefix=".hipcc-tmp-", dir=out_dir) as scratch:
+                proc = run_process(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                                   cwd=out_dir, env={**os.environ, "TMPDIR": scratch})
+        else:
+            proc = run_process(cmd, capture_output=True, text=True, errors="replace", timeout=timeout, cwd=out_dir)
         return Built(program, out, cmd, proc.returncode, proc.stdout + proc.stderr)
     except OSError as exc:
         return Built(program, out, cmd, -1, f"the compiler could not be started: {exc}")
