@@ -229,6 +229,13 @@ $L__BB0_1:
 	@%p2 bra 	$L__BB0_1;
 	ret;
 }}
+.visible .entry _Z1jPy(
+	.param .u64 _Z1jPy_param_0
+)
+{{
+	ld.param.u64 	%rd1, [_Z1jPy_param_0];
+	ld.global.u64 	%rd2, [%rd1]; // the next kernel's: not k's
+}}
 """
     loads = ptx.loads_through_parameter(text, k, 0)
     assert [(load.text.split()[0], load.strong) for load in loads] == [
@@ -236,6 +243,61 @@ $L__BB0_1:
         ("ld.volatile.u64", True)]
     assert [load.text.split()[0] for load in ptx.loads_through_parameter(text, k, 1)] == ["ld.global.u64"]
     assert ptx.loads_through_parameter(text, "_Z1other", 0) is None
+    assert [load.line for load in ptx.loads_through_parameter(text, "_Z1jPy", 0)] == [text.count("\n", 0, text.index(
+        "the next kernel's")) + 1]
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("how, runs", [("the solution's relaxed device-scope atomic_ref load", "right"),
+                                       ("the solution's relaxed device-scope atomic_ref load", "hang"),
+                                       ("a plain load", "right"), ("a plain load", "hang")])
+def test_drill05_report_carries_the_code_check_and_scores_it_only_with_some_output_right(
+        how, runs, descriptor_load_builds, monkeypatch):
+    """grade05 end to end with the GPU run stood in for: every launch right, or every launch hung."""
+    from scanlab import gpu_plan
+
+    fatbin, why, ptx_text = descriptor_load_builds[how]
+    assert fatbin is not None and ptx_text is not None, why
+    monkeypatch.setattr(gs, "_compile_device", lambda submission, wrapper, want_ptx: (fatbin, "", ptx_text))
+    monkeypatch.setattr(gpu_plan, "run_plan", lambda fatbin, plan, lock: (
+        [gpu_plan.TaskResult(task.label, error="" if runs == "right" else "did not finish") for task in plan.tasks],
+        gpu_plan.ModuleInfo()))
+    monkeypatch.setattr(gs, "judge_scan", lambda case, dumps: ("", ""))
+    report = gs.grade("drill05", REPO / "solutions" / "05_lookback_scan.cu", Path("."), seed=5)
+    assert [c.name for c in report.checks] == gs.CHECKS05
+    strong = report.check(gs.CHECK05_STRONG)
+    if "plain" in how:
+        assert not strong.passed and "must be strong" in strong.feedback, report.text()
+    elif runs == "hang":
+        assert not strong.passed and "not counted yet" in strong.feedback, report.text()
+        assert report.score == 0
+    else:
+        assert strong.passed and report.passed and report.score == report.max_score == 5, report.text()
+
+
+@pytest.mark.cuda
+def test_drill05_ptx_over_the_grader_limit_is_not_read(monkeypatch, nvcc):
+    monkeypatch.setattr(gs, "PTX_LIMIT_BYTES", 4096)
+    fatbin, why, ptx_text = gs._compile_device(REPO / "solutions" / "05_lookback_scan.cu", gs.wrapper05, want_ptx=True)
+    assert fatbin is not None and ptx_text is None
+    assert "more than the grader reads" in why, why
+
+
+def test_the_ptx_reader_is_linear_in_a_hostile_kernel():
+    """The PTX is the submission's and is read in the grader's own process: a chain of moves
+    written backwards (each defined after its use) must not make the walk quadratic."""
+    import time
+
+    from scanlab import ptx
+
+    n = 20_000
+    chain = "\n".join(f"\tmov.b64 \t%rd{i + 1}, %rd{i};" for i in range(n, 0, -1))
+    text = (f".visible .entry _Z1kPy(\n\t.param .u64 _Z1kPy_param_0\n)\n{{\n{chain}\n"
+            f"\tld.param.u64 \t%rd1, [_Z1kPy_param_0];\n\tld.global.u64 \t%rd0, [%rd{n + 1}];\n}}\n")
+    started = time.perf_counter()
+    loads = ptx.loads_through_parameter(text, "_Z1kPy", 0)
+    assert [(load.text, load.strong) for load in loads] == [(f"ld.global.u64 %rd0, [%rd{n + 1}]", False)]
+    assert time.perf_counter() - started < 10, "the walk is not linear"  # quadratic: minutes
 
 @pytest.mark.cuda
 @pytest.mark.parametrize("drill, name", [("drill04", "04_warp_scan.cu"), ("drill05", "05_lookback_scan.cu")])

@@ -39,6 +39,7 @@ from .sandbox import COMPILE_LIMITS, Sandbox
 WRAPPER = "scanlab_stretch_wrapper.cu"
 MODULE = "module.fatbin"
 PTX = "module.ptx"
+PTX_LIMIT_BYTES = 64 << 20  # the drill 05 solution's PTX is under 1 MiB
 DEPENDENCIES = "deps.d"
 DEVICE_FLAGS = ("-std=c++17", "-O3", "-fatbin")
 GUARD = 256  # poisoned words either side of every buffer
@@ -577,9 +578,10 @@ def _compile_device(submission: Path, wrapper, want_ptx: bool) -> tuple[bytes | 
             return fatbin, "", None
         newest = [flag for flag in cuda_gencode() if flag.startswith("arch=")][-1].split("code=")[-1]
         outcome = box.run([nvcc, *DEVICE_FLAGS[:-1], "-ptx", f"-arch={newest}", "-o", PTX, WRAPPER], COMPILE_LIMITS)
-        ptx = box.get(PTX) if outcome.ok else None
+        ptx = box.get(PTX, limit=PTX_LIMIT_BYTES) if outcome.ok else None
         if not ptx:
-            return fatbin, _compiler_messages(outcome), None
+            return fatbin, (_compiler_messages(outcome) if not outcome.ok else
+                            f"its PTX is missing or over {PTX_LIMIT_BYTES >> 20} MiB, more than the grader reads"), None
         return fatbin, "", ptx.decode("utf-8", "replace")
 
 

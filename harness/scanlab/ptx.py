@@ -16,11 +16,13 @@ and every register computed from one of them (moves, conversions, address
 arithmetic), hold a pointer into its memory; a load whose address is such a register
 reads that memory. A value loaded from the memory is data, not a pointer, and stops
 the walk, as do predicates. Loads in non-inlined device functions (.func) are not
-followed: the walk misses them rather than guessing.
+followed: the walk misses them rather than guessing. The PTX is the submission's, read
+in the grader's process: every step here is linear in its size.
 """
 from __future__ import annotations
 
 import re
+from collections import defaultdict
 from dataclasses import dataclass
 
 STRONG = {"volatile", "mmio"}
@@ -29,6 +31,9 @@ WIDE_SCOPES = {"gpu", "sys"}
 UNCACHED_IN_L1 = {"cg", "cv"}
 _REGISTER = re.compile(r"%[A-Za-z_][\w$]*")
 _ADDRESS = re.compile(r"\[\s*(%[A-Za-z_][\w$]*)\s*(?:[+-][^\]]*)?\]")
+# A loaded or exchanged value is data, not a pointer; these define no pointer either.
+NO_POINTER_FROM = {"ld", "ldu", "atom", "red", "st", "setp", "call", "prefetch", "bar", "vote", "shfl", "match",
+                   "activemask", "tex", "suld", "sust", "cp", "mbarrier", "wgmma"}
 
 
 @dataclass(frozen=True)
@@ -39,18 +44,14 @@ class Load:
 
 
 def entry_body(ptx: str, kernel: str) -> tuple[int, list[str]] | None:
-    """(the 1-based line the entry starts at, its lines through the closing brace), or None."""
-    lines = ptx.splitlines()
-    for i, line in enumerate(lines):
-        if re.match(rf"\s*(?:\.visible\s+|\.weak\s+)?\.entry\s+{re.escape(kernel)}\s*\(", line):
-            depth, seen = 0, False
-            for j in range(i, len(lines)):
-                depth += lines[j].count("{") - lines[j].count("}")
-                seen = seen or "{" in lines[j]
-                if seen and depth <= 0:
-                    return i + 1, lines[i:j + 1]
-            return i + 1, lines[i:]
-    return None
+    """(the 1-based line the entry starts at, its lines through the closing brace), or None.
+    nvcc closes an entry with a "}" alone at the start of a line."""
+    start = re.search(rf"^[ \t]*(?:\.visible\s+|\.weak\s+)?\.entry\s+{re.escape(kernel)}\s*\(", ptx, re.M)
+    if start is None:
+        return None
+    end = re.compile(r"^\}", re.M).search(ptx, ptx.find("{", start.end()) + 1)
+    body = ptx[start.start():end.end() if end else len(ptx)]
+    return ptx.count("\n", 0, start.start()) + 1, body.splitlines()
 
 
 def _statements(body: list[str], first_line: int):
@@ -93,50 +94,33 @@ def loads_through_parameter(ptx: str, kernel: str, index: int) -> list[Load] | N
     found = entry_body(ptx, kernel)
     if found is None:
         return None
+    param = re.compile(rf"\[\s*{re.escape(f'{kernel}_param_{index}')}\s*\]")
     first_line, body = found
-    param = f"{kernel}_param_{index}"
-    statements = list(_statements(body, first_line))
-    pointers: set[str] = set()  # registers holding a pointer into the parameter's memory
-    param_addresses: set[str] = set()  # registers holding the parameter's own address (mov %rd, param)
-    changed = True
-    while changed:  # loops carry registers around: walk until nothing new is learnt
-        changed = False
-        for _, text in statements:
-            opcode, operands = _split(text)
-            if not operands:
-                continue
-            base = opcode.split(".")[0]
-            dest, sources = operands[0], " ".join(operands[1:])
-            if not dest.startswith("%") or dest.startswith("%p"):
-                continue
-            if base == "ld":
-                address = _ADDRESS.search(sources)
-                if (".param" in opcode and re.search(rf"\[\s*{re.escape(param)}\s*(?:\+\s*0\s*)?\]", sources)) or (
-                        address and address.group(1) in param_addresses):
-                    changed |= dest not in pointers  # the parameter's value: the pointer itself
-                    pointers.add(dest)
-                continue
-            registers = _REGISTER.findall(sources)
-            if (base == "mov" and re.fullmatch(re.escape(param), sources.strip())) or (
-                    base in ("mov", "cvta", "add", "cvt") and any(r in param_addresses for r in registers)):
-                changed |= dest not in param_addresses  # the parameter's address (large-parameter code)
-                param_addresses.add(dest)
-                continue
-            if base in ("ld", "ldu", "atom", "red", "st", "setp", "call", "prefetch", "bar", "vote", "shfl",
-                        "match", "activemask", "tex", "suld", "sust", "cp", "mbarrier", "wgmma"):
-                continue  # a loaded or exchanged value is data; these define no pointer
-            if any(reg in pointers for reg in registers) and dest not in pointers:
-                pointers.add(dest)
-                changed = True
+    statements = [(line, *_split(text)) for line, text in _statements(body, first_line)]
+    pointers: list[str] = []  # registers holding a pointer into the parameter's memory, a worklist
+    users = defaultdict(list)  # register -> the statements that compute a new register from it
+    for number, (_, opcode, operands) in enumerate(statements):
+        if not operands or not operands[0].startswith("%") or operands[0].startswith("%p"):
+            continue  # no register defined (a store, a branch) or a predicate
+        base, sources = opcode.split(".")[0], " ".join(operands[1:])
+        if base == "ld" and ".param" in opcode and param.search(sources):
+            pointers.append(operands[0])
+        elif base not in NO_POINTER_FROM:
+            for register in set(_REGISTER.findall(sources)):
+                users[register].append(number)
+    seen = set(pointers)
+    while pointers:  # each register enters once: linear in the kernel's size
+        for number in users[pointers.pop()]:
+            dest = statements[number][2][0]
+            if dest not in seen:
+                seen.add(dest)
+                pointers.append(dest)
     loads = []
-    for line, text in statements:
-        opcode, operands = _split(text)
-        if not _is_load(opcode):
-            continue
-        address = _ADDRESS.search(" ".join(operands[1:]))
-        if address is None or address.group(1) not in pointers:
+    for line, opcode, operands in statements:
+        address = _ADDRESS.search(" ".join(operands[1:])) if _is_load(opcode) else None
+        if address is None or address.group(1) not in seen:
             continue
         qualifiers = set(opcode.split(".")[1:])
         strong = bool(qualifiers & (STRONG | UNCACHED_IN_L1)) or bool(qualifiers & ORDERED and qualifiers & WIDE_SCOPES)
-        loads.append(Load(line, text, strong))
+        loads.append(Load(line, f"{opcode} {', '.join(operands)}", strong))
     return loads
