@@ -33,11 +33,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import tomllib
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent
 REPO = HARNESS.parent
+sys.path.insert(0, str(HARNESS))
+from scanlab import grading  # noqa: E402  (after the path: the harness's own package)
 CORPUS = HARNESS / "corpus"
 FILES = {
     "day31": "day31_shift_then_scan.cu",
@@ -52,7 +53,7 @@ WRONG_DRILL03 = {"serial_adds_1024": "1024", "bl_threads_1024": "1024"}
 
 def pools(exercise: str) -> dict[str, list[Path]]:
     """The files a synthetic student draws from, by kind."""
-    manifest = tomllib.loads((CORPUS / "manifest.toml").read_text())["submission"]
+    manifest = grading.tomllib.loads((CORPUS / "manifest.toml").read_text())["submission"]
     entries = [e for e in manifest if e["exercise"] == exercise and "@REPO@" not in (CORPUS / e["file"]).read_text(
         errors="replace")]
     by_kind = {kind: [CORPUS / e["file"] for e in entries if e["kind"] == kind] for kind in

@@ -61,7 +61,7 @@ RUNS_CODE = {"day31", "drill01", "drill02", "drill04", "drill05", "drill06"}
 # not columns of `grade.py class` or parts of the Gradescope autograder.
 STRETCH = {"drill04", "drill05", "drill06"}
 
-USAGE = ("usage: python3 harness/grade.py EXERCISE SUBMISSION [--seed S] [--json results.json] "
+USAGE = ("python3 harness/grade.py EXERCISE SUBMISSION [--seed S] [--json results.json] "
          "[--mode self-study|course] [--require-sandbox] [--keep DIR]\n"
          "       python3 harness/grade.py class CLASS_DIR --out OUT_DIR [--jobs N] [--seed S] "
          "[--mode course|self-study] [--shard I/N] [--force] [--require-sandbox]\n"
@@ -134,14 +134,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:10} {description}")
         return EXIT_PASS
     if args.exercise is None:
-        print(USAGE, file=sys.stderr)
+        print(f"usage: {USAGE}", file=sys.stderr)
         return EXIT_USAGE
     if args.exercise not in GRADERS:
-        print(f"grade: unknown exercise {args.exercise!r}; known: {', '.join(GRADERS)}\n{USAGE}", file=sys.stderr)
+        print(f"grade: unknown exercise {args.exercise!r}; known: {', '.join(GRADERS)}\nusage: {USAGE}", file=sys.stderr)
         return EXIT_USAGE
     if args.submission is None or not args.submission.is_file():
         what = "no submission given" if args.submission is None else f"no submission file at {args.submission}"
-        print(f"grade: {what}\n{USAGE}", file=sys.stderr)
+        print(f"grade: {what}\nusage: {USAGE}", file=sys.stderr)
         return EXIT_USAGE
     if args.json is not None:
         problem = _json_target_problem(args.json)

@@ -312,6 +312,9 @@ def test_hipcc_leaves_nothing_in_the_temporary_folder(tmp_path):
     import os
     import sys
 
+    from scanlab.env import require_hipcc
+
+    require_hipcc()  # this test is about hipcc itself: the HIP-on-CUDA header is no stand-in
     shared = tmp_path / "tmp"
     shared.mkdir()
     out = tmp_path / "out"

@@ -34,12 +34,12 @@ import signal
 import subprocess
 import sys
 import time
-import tomllib
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+from scanlab import grading
 from scanlab.paths import REPO
 
 CORPUS = REPO / "harness" / "corpus"
@@ -72,6 +72,8 @@ STABLE_PHRASES = {
     "is not associative", "That is a left-to-right loop", "is missing from the open first segment",
     "every total is short by its tile's last input element", "this is the INCLUSIVE scan",
     "not a number", "barriers/tile column", "\\x1b[2J", "\\u202e",
+    "disk limit 512 MiB exceeded", "did not compile (", "the compiler ran out of its 2 GiB memory limit",
+    "No such file or directory",
 }
 # What no report may print raw: control characters but newline and tab, and bidi controls. A
 # submission's text (prose, compiler messages, program output) reaches the report; these would let
@@ -83,7 +85,7 @@ RAW_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-
 
 def load_manifest() -> list[dict]:
     with open(CORPUS / "manifest.toml", "rb") as f:
-        entries = tomllib.load(f)["submission"]
+        entries = grading.tomllib.load(f)["submission"]
     for entry in entries:
         entry.setdefault("failing", None)
         entry.setdefault("mentions", [])

@@ -38,6 +38,11 @@ FILES = {"day31": "day31_shift_then_scan.cu", "drill01": "01_exclusive_to_inclus
          "drill02": "02_segmented_scan.cpp", "drill03": "03_scan_analysis.md"}
 SEED = 5
 slow = pytest.mark.slow
+# Course mode hides the seed and the hidden sizes: every planted drill 01 mistake, and a file fitted to
+# the sizes the grader used to show, graded with a seed of five digits (a token no report holds by chance).
+HIDE_SEED = 48611
+HIDE_FILES = [*sorted((REPO / "harness" / "planted").glob("drill01_*.cpp")),
+              REPO / "harness" / "corpus" / "drill01" / "h_known_sizes_only.cpp"]
 
 # Wrong submissions, made from the reference answers: (old, new) replacements.
 MUTATIONS = {
@@ -94,9 +99,11 @@ class Gradings:
         self._submit("drill01-nocompile", "drill01", REPO / "harness" / "planted" / "drill01_nocompile.cpp",
                      "course", root)
         self._submit("drill02-nocompile", "drill02", mutated(root, "drill02-nocompile"), "course", root)
+        for path in HIDE_FILES:
+            self._submit(f"hide-{path.stem}", "drill01", path, "course", root, HIDE_SEED)
 
-    def _submit(self, key: str, drill: str, path: Path, mode: str, root: Path) -> None:
-        self.futures[key] = self.pool.submit(gd.grade, drill, path, root / key, SEED, mode=mode)
+    def _submit(self, key: str, drill: str, path: Path, mode: str, root: Path, seed: int = SEED) -> None:
+        self.futures[key] = self.pool.submit(gd.grade, drill, path, root / key, seed, mode=mode)
 
     def __getitem__(self, key: str) -> Report:
         return self.futures[key].result()
@@ -193,13 +200,147 @@ def test_course_mode_still_says_where_what_and_why(graded):
     drill02 = graded["drill02-wrong-course"]
     assert "likely cause: b has no head, so it continues a's run" in \
         drill02.check(gd.CHECK_OPERATOR).feedback
-    # the tree note keeps the submission's own count and never compares it with drill 03's answers
-    assert any(n.startswith("tree_scan_inclusive did 8977 combines at n = 1000") for n in drill02.notes)
-    assert not any("2046" in n for n in drill02.notes + drill02.instructor_notes)
+    # the tree note keeps the submission's own count, at a size drawn for this grade (never n = 1000,
+    # whose Hillis-Steele count is drill 03's answer), and never compares it with drill 03's answers
+    assert any(n.startswith("tree_scan_inclusive did ") and "combines at a size drawn for this grade" in n
+               for n in drill02.notes), drill02.notes
+    assert not any(answer in n for n in drill02.notes + drill02.instructor_notes for answer in ("8977", "2046"))
     drill03 = graded["drill03-wrong-course"]
     check = drill03.check("bl_levels_under_25pct_1024")
     assert check.feedback.startswith("you wrote 16: not the count") and "one thread per pair" in check.feedback
     assert "512" not in check.feedback and "14" in check.detail
+
+
+# ---- course mode hides the seed and the hidden inputs ------------------------------------------
+
+def drawn_sizes(seed: int) -> set[str]:
+    """The drill 01 sizes a seed draws, and the indices next to them (n - 1 is the last element, n one
+    past the end), as number tokens: none may reach a course-mode student."""
+    drawn = [n for salt, n, _, _ in gd.drill01_sizes(seed) if salt not in ("tiny", "tile-1", "tile+1")]
+    return {str(k) for n in drawn for k in (n - 1, n, n + 1)}
+
+
+def hidden_blocks(text: str) -> list[list[str]]:
+    """The course-mode blocks of hidden cases: a 'hidden case K of H (...)' line and its indented lines."""
+    blocks: list[list[str]] = []
+    inside = False
+    for line in text.splitlines():
+        if line.startswith("hidden case "):
+            blocks.append([line])
+            inside = True
+        elif inside and line.startswith("  "):
+            blocks[-1].append(line)
+        else:
+            inside = False
+    return blocks
+
+
+def assert_hides_the_seed_and_sizes(report: Report, seed: int, views: dict[str, str]) -> int:
+    """No student view holds the seed, `--seed`, a drawn size (or n - 1, n + 1), a hidden case's full
+    label, or in a hidden case's block any number of three digits or more; the instructor's detail
+    holds the seed. Returns how many hidden-case blocks the views showed."""
+    drawn = drawn_sizes(seed)
+    # The drawn sizes are at least 1000 and not numbers a public case prints (values up to 1152, the
+    # lesson input's total): with this seed, a token found is a leak, never a coincidence.
+    assert all(int(k) > 1200 for k in drawn), f"seed {seed} draws a size near the public numbers: pick another"
+    shown = 0
+    for where, text in views.items():
+        tokens = number_tokens(text)
+        assert str(seed) not in tokens and "--seed" not in text, f"{where} shows the seed:\n{text}"
+        assert not drawn & tokens, f"{where} shows hidden size(s) {sorted(drawn & tokens)}:\n{text}"
+        assert "hidden (seed" not in text, f"{where} shows a hidden case's full label:\n{text}"
+        for block in hidden_blocks(text):
+            shown += 1
+            assert re.fullmatch(r"hidden case \d+ of \d+ \(\D+\):", block[0]), block[0]
+            big = {t for t in number_tokens("\n".join(block[1:])) if len(t.lstrip("-")) >= 3}
+            assert not big, f"{where}: a hidden case shows {sorted(big)}:\n" + "\n".join(block)
+    instructor = report.text(instructor=True) + report.instructor_text()
+    assert f"hidden inputs drawn with seed {seed}; reproduce: " in instructor and f"--seed {seed}" in instructor
+    return shown
+
+
+@slow
+@pytest.mark.parametrize("path", HIDE_FILES, ids=lambda p: p.stem)
+def test_course_mode_hides_the_seed_and_the_hidden_sizes(graded, path):
+    report = graded[f"hide-{path.stem}"]
+    views = student_views(report)
+    shown = assert_hides_the_seed_and_sizes(report, HIDE_SEED, views)
+    if path.stem == "h_known_sizes_only":  # right on every size it was shown: only hidden cases fail
+        assert shown >= 3 * len(gd.DRILL01_CHECKS), views  # the blocks the search above went through
+        for name in gd.DRILL01_CHECKS:
+            check = report.check(name)
+            assert not check.passed and check.feedback.startswith("hidden case "), check.feedback
+            assert gd.NO_SEED in check.feedback, check.feedback
+            # the instructor still gets the sizes and the seed of every failing case
+            drawn = [n for salt, n, _, _ in gd.drill01_sizes(HIDE_SEED) if salt.startswith("large")]
+            assert all(f"hidden (seed {HIDE_SEED}): n={n}," in check.detail for n in drawn[:2]), check.detail
+        e2i = report.check("exclusive_to_inclusive").feedback
+        assert "the first wrong one is the last one, incl[n - 1] (it still holds the grader's poison" in e2i, e2i
+
+
+def test_failures_of_other_graders_hidden_by_their_label_show_no_size_or_seed():
+    """The mechanism is drill_common's: a grader that only labels its cases "hidden (seed S): ..."
+    (drill 02 today) gets them hidden in course mode without naming them itself."""
+    failures = [gd.Failure("page example: n=8", "out[3] is 4", n=8),
+                gd.Failure("hidden (seed 48611): n=100003, large", "first at index 100002: out[100002] is 7, "
+                           "should be 9", "only the last element is wrong", 100_003, "out[100002] is 7")]
+    failures += [gd.Failure(f"hidden (seed 48611): n={n}", "wrong", n=n) for n in (4097, 65537)]
+    failures.append(gd.Failure("n=3", "wrong", n=3))
+    reproduce = gd.reproduce_line("drill02", REPO / "harness" / "planted" / "drill02_hang.cpp", 48611)
+    student = gd.summarise(failures, 9, reproduce, student=True)
+    full = gd.summarise(failures, 9, reproduce)
+    for token in ("48611", "100003", "100002", "4097", "65537", "--seed", "hidden (seed"):
+        assert token in full and token not in student, (token, student)
+    assert student.splitlines()[2:4] == ["a hidden case:", f"  {gd.IN_WORDS}"], student
+    assert "... and 2 more failing case(s): n=3, 1 hidden" in student, student
+    assert student.endswith("reproduce: python3 harness/grade.py drill02 harness/planted/drill02_hang.cpp "
+                            f"{gd.NO_SEED}"), student
+
+
+def test_what_a_run_leaves_is_not_shown_for_a_hidden_case():
+    """A submission controls its stderr, its exit status and how much it prints: each could carry a
+    hidden size, so none of them reaches a hidden case's words or the course-mode note."""
+    problem = ("the program stopped with exit status 57 inside your code (an exit() or a failed check of your "
+               "own?)\n    stderr: n=1234567\n    stderr: in[0]=-3")
+    said = gd.problem_in_words(problem)
+    assert "57" not in said and "1234567" not in said and "stderr" not in said, said
+    assert said.startswith("the program stopped with an exit status of its own inside your code"), said
+    runs = [gd.Ran(True, dropped=1_234_567)]
+    report = Report("drill01", "x.cpp", mode="course")
+    gd.note_dropped(report, runs)
+    assert "1234567" not in report.text(instructor=False) and "1234567" in report.text(instructor=True)
+    assert "printed more than the grader keeps" in report.text(instructor=False)
+
+
+@slow
+def test_each_grading_draws_its_own_seed_and_course_mode_never_prints_it(tmp_path):
+    """grade.py without --seed draws a fresh seed (SystemRandom) per grading; in course mode the seed
+    and the sizes it drew are only in the instructor's hidden test, never in what a student sees."""
+    seeds = []
+    submission = REPO / "harness" / "corpus" / "drill01" / "h_known_sizes_only.cpp"
+    for k in range(2):
+        results = tmp_path / f"results{k}.json"
+        proc = subprocess.run([sys.executable, str(GRADE), "drill01", str(submission), "--mode", "course",
+                               "--json", str(results)], capture_output=True, text=True, timeout=600)
+        assert proc.returncode == EXIT_FAIL, proc.stdout + proc.stderr
+        data = json.loads(results.read_text())
+        hidden = [t for t in data["tests"] if t["visibility"] == "hidden"]
+        assert len(hidden) == 1, data["tests"]
+        found = re.search(r"hidden inputs drawn with seed (\d+);", hidden[0]["output"])
+        assert found, hidden[0]["output"]
+        seed = int(found.group(1))
+        seeds.append(seed)
+        drawn = drawn_sizes(seed)
+        assert drawn & number_tokens(hidden[0]["output"]), hidden[0]["output"]  # the instructor's detail has them
+        views = {"stdout": proc.stdout, "results.json output": data["output"]}
+        views.update({f"test {t['name']!r}": t["output"] for t in data["tests"] if t["visibility"] != "hidden"})
+        for where, text in views.items():
+            tokens = number_tokens(text)
+            # (a seed under 100 could be a case count: only then is the token not searched)
+            assert f"seed {seed}" not in text and "--seed" not in text and (seed < 100 or str(seed) not in tokens), \
+                f"{where} shows the seed {seed}:\n{text}"
+            assert not drawn & tokens, f"{where} shows hidden size(s) {sorted(drawn & tokens)}:\n{text}"
+    assert seeds[0] != seeds[1], f"two gradings without --seed used the same seed {seeds[0]}"
 
 
 @slow

@@ -567,3 +567,29 @@ def test_grade_cli_exit_status_and_json(tmp_path):
     failed = run(["python3", GRADE, "day31", STARTER, "--seed", "4"])
     assert failed.returncode == EXIT_FAIL, failed.describe()
     assert "FAIL  shift-then-scan: exclusive scan" in failed.stdout
+
+
+def test_course_mode_names_no_seed_and_no_hidden_size():
+    """A hidden input's size and the seed are the instructor's: in course mode a wrong kernel is told
+    where it went wrong on "hidden input k of 3" without n, the count of wrong elements, or the seed."""
+    from scanlab.grade_day31 import cases
+
+    seed = 48611
+    hidden = [case for case in cases(seed) if case.student_label]
+    assert len(hidden) == 3 and all("hidden" in case.label for case in hidden)
+    sizes = {str(len(case.values)) for case in hidden if len(case.values) > 1}
+    assert str(len(cases(seed)[-1].values)) != str(len(cases(seed + 1)[-1].values)), "the large size is drawn"
+
+    def zeros(values, block):
+        return [0.0] * len(values)
+
+    runs = [fake_run(case, out={KERNELS[1]: zeros}, totals={KERNELS[1]: zeros}) for case in hidden]
+    self_study = evaluate(Report("day31", "x.cu"), Answers(1, SENTENCE), runs)
+    course = evaluate(Report("day31", "x.cu", mode="course"), Answers(1, SENTENCE), runs)
+    full = self_study.check(OUT[KERNELS[1]]).feedback + self_study.check(TOTALS[KERNELS[1]]).feedback
+    assert str(seed) in full and any(size in full for size in sizes)  # the search below can fail
+    for check in course.checks:
+        for size in (*sizes, str(seed), "seed"):
+            assert size not in check.feedback, (check.name, size, check.feedback)
+    assert "hidden input 3 of 3" in course.check(OUT[KERNELS[1]]).feedback
+    assert any(size in course.check(OUT[KERNELS[1]]).detail for size in sizes)  # the instructor still has it

@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from scanlab import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
-from scanlab import drill_common
+from scanlab import drill_common, scan_counts
 from scanlab import grade_drills as gd
 from scanlab.grading import Report, max_score, points_table
 from scanlab.paths import REPO
@@ -44,6 +44,9 @@ FILES = {
     "drill03": "03_scan_analysis.md",
 }
 SOLUTION_SEEDS = (1, 987_654)  # two draws of the hidden sizes and values
+# A file right only for the sizes the starter, the README and old feedback showed must fail whatever the seed.
+KNOWN_SIZES_ONLY = REPO / "harness" / "corpus" / "drill01" / "h_known_sizes_only.cpp"
+KNOWN_SIZES_SEEDS = (1, 11, 2024, 31_337, 987_654)
 HANG_TIMEOUT_S = 2.0  # per driver run, for the planted endless loop only
 
 # Tests that compile with g++ (submissions into drivers, or the drill programs) are
@@ -114,8 +117,39 @@ def test_solution_notes_record_the_seed_and_the_prose(graded):
     assert any("--seed 1" in note for note in graded["solution-drill01-seed1"].notes)
     notes = graded["solution-drill03-seed1"].notes
     assert len(notes) == 7 and all("(prose, for the instructor)" in n for n in notes), notes
-    tree = [n for n in graded["solution-drill02-seed1"].notes if "combines at n = 1000" in n]
-    assert tree and "did 8977 combines" in tree[0]  # the reference is Hillis-Steele
+    drawn = gd.drawn_tree_size(1)
+    tree = [n for n in graded["solution-drill02-seed1"].notes if f"combines at n = {drawn}," in n]
+    levels = math.ceil(math.log2(drawn))  # the reference is Hillis-Steele: n*L - (2^L - 1) combines
+    assert tree and f"did {drawn * levels - (2 ** levels - 1)} combines" in tree[0], tree
+
+
+def drill03_answers() -> set[str]:
+    """Drill 03's answers that a report could leak: every count of 100 or more and every decimal. (A smaller
+    whole number, such as 2 or 10, is in every report for other reasons: points, seeds, numbers of checks.)"""
+    return {v for v in scan_counts.reference_slots().values() if "." in v or int(v) >= 100}
+
+
+def numbers_in(text: str) -> set[str]:
+    return set(re.findall(r"(?<![\d.])\d+(?:\.\d+)?(?![\d.])", text))
+
+
+@slow
+def test_drill02_reports_never_hold_a_drill03_answer(graded, tmp_path):
+    """The combine count drill 02 notes is drill 03's hs_adds_N at a size drill 03 asks about: noted only at the
+    seed-drawn size, which never is one, for a Hillis-Steele (the solution) and a Blelloch submission."""
+    answers = drill03_answers()
+    assert {"8977", "9217", "2046", "999", "5249"} <= answers  # hs_adds_1000 and _1024, bl_adds, serial, shuffle
+    reports = [graded[f"solution-drill02-seed{seed}"] for seed in SOLUTION_SEEDS]
+    blelloch = REPO / "harness" / "corpus" / "drill02" / "c_blelloch_driver_names.cpp"
+    reports += [gd.grade("drill02", blelloch, tmp_path / f"blelloch-{seed}", seed) for seed in SOLUTION_SEEDS]
+    for report in reports:
+        assert report.passed, report.text()
+        assert any("combines at n = " in note for note in report.notes), report.text()
+        leaked = numbers_in(report.text()) & answers
+        assert not leaked, f"the report holds drill 03's answers {sorted(leaked)}:\n{report.text()}"
+    asked = {int(name.rsplit("_", 1)[1]) for name in scan_counts.reference_slots()}
+    assert {32, 64, 1000, 1024} <= asked
+    assert not {gd.drawn_tree_size(seed) for seed in range(2000)} & asked
 
 
 # ---- the untouched starters ----------------------------------------------------------------
@@ -213,6 +247,11 @@ PLANTED_CASES = [
     ("drill01_inplace", {"inclusive_to_exclusive"},
      [("inclusive_to_exclusive", "a shift done front to back inside one buffer reads the slot it has just "
                                  "overwritten")]),
+    ("drill01_noshift", {"inclusive_to_exclusive"},
+     [("inclusive_to_exclusive", "excl[i] = incl[i] from excl[1] on: no shift")]),
+    ("drill01_stops_short", {"exclusive_to_inclusive", "inclusive_to_exclusive"},
+     [("exclusive_to_inclusive", "does the loop stop one short (i < n - 1)?"),
+      ("inclusive_to_exclusive", "does the loop stop one short (i < n - 1)?")]),
     ("drill01_identity", {"inclusive_to_exclusive"},
      [("inclusive_to_exclusive", "excl[0] is incl[0] = 3, but it must be the identity 0")]),
     ("drill01_total", {"total_from_exclusive"},
@@ -287,6 +326,69 @@ def test_a_compile_error_shows_the_command_and_the_compiler(graded):
     assert "driver" not in feedback  # nothing of the grader's own code is blamed
 
 
+# ---- drill 01's hidden sizes: drawn from the seed, wide, and never the ones shown ------------------
+
+SHOWN_SIZES = {0, 1, 8, 256, 1000}  # the starter's sandbox and the lesson page
+
+
+def test_drill01_hidden_sizes_are_drawn_wide_and_fit_one_run():
+    """Every size says why it is there (drill01_sizes); the large ones are drawn over 10^5..2*10^6,
+    odd, whole 1024-tiles and either parity, and all of one seed's cases fit one run's output file."""
+    low, high = gd.LARGE
+    limit = drill_common.run_limits(gd.TIMEOUT_S).file_bytes
+    larges, public = set(), [len(c.values) for c in gd.drill01_cases(1)[:4]]
+    assert public == [8, 256, 0, 1]  # the public cases come first, in every mode
+    for seed in range(300):
+        sizes = {salt: n for salt, n, _, _ in gd.drill01_sizes(seed)}
+        assert (sizes["tiny"], sizes["tile-1"], sizes["tile+1"]) == (2, gd.TILE - 1, gd.TILE + 1)
+        assert 1000 <= sizes["mid"] < 10_000 and sizes["mid"] % gd.TILE, sizes
+        assert 1000 <= sizes["overflow"] < 5000, sizes
+        large = (sizes["large-odd"], sizes["large-tiles"], sizes["large"])
+        assert all(low <= n <= high for n in large) and sum(large) <= gd.LARGE_TOTAL, sizes
+        assert sizes["large-odd"] % 2 == 1 and sizes["large-tiles"] % 1024 == 0, sizes
+        everything = public + list(sizes.values())
+        words = sum(1 + gd.drill01_output_words("e2i", n) for n in everything)  # the largest run's dump
+        assert 8 * words < limit, f"seed {seed}: one run writes {8 * words} bytes, over the {limit}-byte limit"
+        assert not SHOWN_SIZES & set(large) and large[0] != 1_000_003
+        larges.add(large)
+    assert len(larges) == 300  # a seed is not a choice among a few size sets
+    for k, spread in enumerate(zip(*larges)):  # each one ranges over most of LARGE
+        assert min(spread) < low + (high - low) // 10 and max(spread) > high - (high - low) // 4, (k, min(spread),
+                                                                                                max(spread))
+
+
+def test_drill01_hidden_cases_keep_the_classic_mistakes_covered():
+    """harness/README.md, 'What a submission can and cannot do', point 8: values that overflow 32 bits,
+    sizes that are no multiple of a tile, n = 0 and n = 1; each hidden case has a course-mode name
+    without a number in it."""
+    cases = gd.drill01_cases(3)
+    sizes = [len(c.values) for c in cases]
+    assert 0 in sizes and 1 in sizes and any(n % gd.TILE for n in sizes if n > gd.TILE)
+    overflow = [c for c in cases if "32-bit (int) accumulator" in c.label]
+    assert len(overflow) == 1 and max(overflow[0].inclusive) > 1 << 40
+    hidden = [c for c in cases if c.hidden]
+    assert [c.label.startswith("hidden (seed 3): n=") for c in cases] == [bool(c.hidden) for c in cases]
+    assert [c.hidden.split(" (")[0] for c in hidden] == [f"hidden case {k} of {len(hidden)}"
+                                                          for k in range(1, len(hidden) + 1)]
+    assert not any(re.search(r"\d", c.hidden.split(" (", 1)[1]) for c in hidden), [c.hidden for c in hidden]
+    # the fast draw gives random_values' numbers
+    assert gd.small_values(1000, 3, "x").tolist() == drill_common.random_values(1000, 3, "x")
+
+
+@slow
+@pytest.mark.parametrize("seed", KNOWN_SIZES_SEEDS)
+def test_drill01_a_file_fitted_to_the_shown_sizes_fails_under_every_seed(seed, tmp_path):
+    report = gd.grade("drill01", KNOWN_SIZES_ONLY, tmp_path / "work", seed)
+    assert failed_names(report) == set(gd.DRILL01_CHECKS), report.text()
+    large = [n for salt, n, _, _ in gd.drill01_sizes(seed) if salt.startswith("large")]
+    for name in gd.DRILL01_CHECKS:
+        feedback = report.check(name).feedback
+        # self-study: the student grades themselves, and sees the sizes and the seed
+        assert f"n={large[0]}" in feedback and f"hidden (seed {seed}): n=" in feedback, feedback
+        assert "page example" not in feedback and "lesson input" not in feedback, feedback  # right where shown
+        assert f"--seed {seed}" in feedback, feedback
+
+
 # ---- untrusted submissions: what each run sees, forged values, unusual but correct code ----------
 
 def words_of(data: bytes) -> list[int]:
@@ -326,6 +428,13 @@ def test_each_function_runs_in_a_fresh_sandbox_with_only_its_inputs(drill, tmp_p
     build, *runs = RecordingSandbox.seen
     assert set(build) <= {FILES[drill], gd.SHIM_NAME, "driver.o"}, set(build)
     assert build[FILES[drill]] == (SOLUTIONS / FILES[drill]).read_bytes()
+    if drill == "drill02":
+        # The tree's trace is judged last, in a sandbox of its own holding the harness's judge (never linked
+        # with the submission: the cached program, byte for byte) and the trace, nothing of the submission.
+        *runs, judging = runs
+        assert set(judging) == {"judge", "trace.bin"}, set(judging)
+        assert judging["judge"] == gd.harness_program("drill02_judge").path.read_bytes()
+        assert judging["judge"] not in [files.get("driver") for files in runs]
     # One run per function, holding the driver and that function's cases in order, nothing more.
     given = []
     for files in runs:
@@ -412,6 +521,134 @@ def test_a_forged_traced_value_is_caught(tmp_path):
     assert "holds a value the grader never issued" in report.check(gd.CHECK_TREE_ORDER).feedback
 
 
+# ---- drill 02's judge: the trace is hostile input ----------------------------------------------
+
+def trace_words(n: int, log: list[tuple[int, int]], final: list[int], combines: int | None = None) -> array:
+    """A trace as drill02_driver.cpp writes one (drill02_trace.hpp): n, total, combines, log_len, the log
+    (a | b << 32, as int64), the index every slot holds at the end."""
+    packed = [(a | b << 32) - (1 << 64 if (a | b << 32) >= 1 << 63 else 0) for a, b in log]
+    total = n + 2 * gd.GUARD
+    return array("q", [n, total, len(log) if combines is None else combines, len(log), *packed, *final])
+
+
+def hillis_steele_trace(n: int) -> array:
+    """The trace of a right double-buffered Hillis-Steele scan, numbered by the driver's public rule."""
+    total = n + 2 * gd.GUARD
+    slots = list(range(1, total + 1))  # the inputs and guards by position
+    log: list[tuple[int, int]] = []
+    offset = 1
+    while offset < n:
+        now = list(slots)
+        for i in range(offset, n):
+            log.append((slots[gd.GUARD + i - offset], slots[gd.GUARD + i]))
+            now[gd.GUARD + i] = total + 1 + len(log)  # the j-th combine's result: total + 2 + j
+        slots, offset = now, offset * 2
+    return trace_words(n, log, slots)
+
+
+def judge_one(trace: array, n: int) -> gd.Ran:
+    judge = gd.harness_program("drill02_judge")
+    assert judge.path is not None, judge.problem
+    ran, = gd.run_judge(judge.path, [trace], [str(n)], [gd.judged_words(n)])
+    return ran
+
+
+@slow
+def test_the_judge_recomputes_ranges_and_depths_from_the_log():
+    ran = judge_one(hillis_steele_trace(8), 8)
+    assert ran.ok, ran.problem
+    w, total = ran.words, 8 + 2 * gd.GUARD
+    kinds, los, his, depths = (w[8 + k * total:8 + (k + 1) * total][gd.GUARD:gd.GUARD + 8].tolist() for k in range(4))
+    assert w[0] == 17 and w[1] == 0  # 7 + 6 + 4 combines, none bad
+    assert kinds == [gd.KIND_RANGE] * 8 and los == [0] * 8 and his == list(range(8)), (kinds, los, his)
+    assert depths == [0, 1, 2, 2, 3, 3, 3, 3], depths
+
+
+MALFORMED_TRACES = {
+    # name: (the trace of n = 3, the judge's reason)
+    "truncated": (hillis_steele_trace(3)[:-2], "words, should be"),
+    "huge-word-count": (None, "it claims"),  # the word count before the trace
+    "huge-log": (trace_words(3, [], list(range(1, 20)))[:3] + array("q", [1 << 40]) + array("q", range(1, 20)),
+                 "more than the driver keeps"),
+    "combines-not-logged": (trace_words(3, [], list(range(1, 20)), combines=5), "combines with a log of 0"),
+    "other-size": (trace_words(4, [], list(range(1, 21))), "the grader asked for n = 3"),
+    "final-id-not-32-bit": (trace_words(3, [], [*range(1, 19), 1 << 40]), "not a 32-bit index"),
+    "negative-id": (trace_words(3, [], [*range(1, 19), -1]), "not a 32-bit index"),
+}
+
+
+@slow
+@pytest.mark.parametrize("name", sorted(MALFORMED_TRACES))
+def test_the_judge_fails_a_malformed_trace_cleanly(name, tmp_path):
+    """A trace the driver never writes (forged, or the driver's memory overwritten) is an error exit of the
+    judge with its reason, never a crash and never a pass: the grader fails that size."""
+    trace, reason = MALFORMED_TRACES[name]
+    judge = gd.harness_program("drill02_judge")
+    assert judge.path is not None, judge.problem
+    if trace is None:  # the driver's per-case word count itself is absurd
+        with gd.Sandbox(gpu=False) as box:
+            box.put("judge", judge.path, executable=True)
+            box.put("trace.bin", array("q", [1 << 60, 3, 19]).tobytes())
+            out = box.run(["./judge", "trace.bin", "judged.bin", "3"], gd.JUDGE_LIMITS)
+        assert out.returncode == gd.JUDGE_MALFORMED and reason in out.stderr, (out.describe(), out.stderr)
+        return
+    ran = judge_one(trace, 3)
+    assert not ran.ok and ran.words is None, ran
+    assert "not one the grader's driver writes" in ran.problem and reason in ran.problem, ran.problem
+    # Through the grader: the size fails the order check, and depth is not measured.
+    runs = {("tree", 3): gd.Ran(True, words=trace)}
+    for k, (size, _) in enumerate(gd.tree_sizes(5)[:3]):
+        runs[("tree", k)] = gd.Ran(True, words=hillis_steele_trace(size))
+    gd.judge_tree(runs, 5)
+    report = Report("drill02", "malformed.cpp")
+    gd.grade_drill02_tree(report, runs, 5, "reproduce: -")
+    order = report.check(gd.CHECK_TREE_ORDER)
+    assert not order.passed and "n=3 (three: not a power of two)" in order.feedback, order.feedback
+    assert "1 of 12 cases failed" in order.feedback and "not one the grader's driver writes" in order.feedback
+    assert not report.check(gd.CHECK_TREE_DEPTH).passed
+
+
+@slow
+def test_the_judge_treats_ids_not_yet_made_as_forged():
+    """Ids follow a public rule, so a submission can write any; the judge lets the j-th combine use only the
+    inputs, the identity and results 0..j-1, and a final slot only results that the log holds."""
+    total = 3 + 2 * gd.GUARD
+    x0, x1, x2 = gd.GUARD + 1, gd.GUARD + 2, gd.GUARD + 3
+    ahead = judge_one(trace_words(3, [(x0, total + 2), (x0, x1)], [*range(1, x0), x0, total + 3, total + 9,
+                                                                   *range(x2 + 1, total + 1)]), 3)
+    assert ahead.ok, ahead.problem
+    w = ahead.words
+    kinds = w[8:8 + total].tolist()
+    assert w[1] == gd.BAD_FORGED and w[5] == gd.KIND_FORGED, w[:8]  # combine 0 used its own result
+    assert kinds[gd.GUARD:gd.GUARD + 3] == [gd.KIND_RANGE, gd.KIND_RANGE, gd.KIND_FORGED], kinds
+
+
+# A tree that does quadratic work for the mid sizes: every output a fresh left fold of its prefix.
+QUADRATIC_TREE = """    if (n > 3000 && n < 10000) {
+        std::vector<T> prefix(x, x + n);
+        for (std::size_t i = 1; i < n; ++i) {
+            T sum = prefix[0];
+            for (std::size_t k = 1; k <= i; ++k) sum = op(sum, prefix[k]);
+            x[i] = sum;
+        }
+        return;
+    }
+    std::vector<T> buffer(x, x + n);"""
+
+
+@slow
+def test_a_trace_past_the_cap_is_untraced_and_judged_case_by_case(tmp_path):
+    """n = 4097 and the drawn size each need more than the log holds: the run of all sizes stops when its
+    budget is spent, each size runs alone, and those two come back as untraced values, far too much work."""
+    path = tmp_path / "quadratic.cpp"
+    path.write_text(transformed("drill02", "    std::vector<T> buffer(x, x + n);", QUADRATIC_TREE))
+    report = gd.grade("drill02", path, tmp_path / "work", seed=3)
+    assert failed_names(report) == {gd.CHECK_TREE_ORDER, gd.CHECK_TREE_DEPTH}, report.text()
+    order = report.check(gd.CHECK_TREE_ORDER).feedback
+    assert f"a value made after the grader stopped tracing ({gd.TRACE_CAP} combines" in order, order
+    assert "2 of 12 cases failed" in order and "n=4097" in order, order
+
+
 HELPERS = """
 using namespace std;
 // Names the grader's drivers use for their own code: none of them may clash.
@@ -460,7 +697,8 @@ def test_an_int_accumulator_fails_the_overflow_case(tmp_path):
     assert failed_names(report) == {"exclusive_to_inclusive"}, report.text()
     feedback = report.check("exclusive_to_inclusive").feedback
     assert "a 32-bit (int) accumulator or temporary overflows" in feedback
-    assert "1 of 11 cases failed" in feedback and "holds the grader's poison" not in feedback, feedback
+    assert f"1 of {len(gd.drill01_cases(2))} cases failed" in feedback, feedback
+    assert "holds the grader's poison" not in feedback, feedback
 
 
 @slow
@@ -499,6 +737,22 @@ def test_the_driver_is_built_once_into_the_cache_outside_the_repository(tmp_path
     monkeypatch.setattr(drill_common, "_DRIVERS", {})  # a new process: found in the cache, not rebuilt
     assert gd.driver_object("drill01").path == first.path and first.path.stat().st_mtime_ns == stamp
     assert [p.name for p in (tmp_path / "cache" / "drivers").iterdir() if p.name.startswith(".")] == []
+
+
+@slow
+def test_the_judge_is_built_once_into_the_cache_and_keyed_by_its_sources(tmp_path, monkeypatch):
+    monkeypatch.setenv("SCANLAB_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(drill_common, "_PROGRAMS", {})
+    first = gd.harness_program("drill02_judge")
+    assert first.path is not None and first.path.is_file() and os.access(first.path, os.X_OK), first.problem
+    assert first.path.is_relative_to(tmp_path / "cache") and not first.path.is_relative_to(REPO)
+    stamp = first.path.stat().st_mtime_ns
+    monkeypatch.setattr(drill_common, "_PROGRAMS", {})  # a new process: found in the cache, not rebuilt
+    assert gd.harness_program("drill02_judge").path == first.path and first.path.stat().st_mtime_ns == stamp
+    assert [p.name for p in (tmp_path / "cache" / "drivers").iterdir() if p.name.startswith(".")] == []
+    # The id rule is shared with the driver: a change to it is a new judge and a new driver.
+    assert "drill02_trace.hpp" in drill_common.SOURCES["drill02_judge"]
+    assert "drill02_trace.hpp" in drill_common.SOURCES["drill02"]
 
 
 # ---- drill 03's answers: parsing, tolerance, hints -------------------------------------------------

@@ -6,7 +6,7 @@ test's own kernels run by plan: a copy whose dump is exact and whose guards stay
 poisoned, a stray store past the end that shows in the guard, a trap (a CUDA error:
 the next tasks still run, in a fresh process), a kernel that never ends (the
 per-launch limit, and the tasks that use it are not run again), and a kernel name
-the module does not have.
+the module does not have; and no task sees a __device__ variable an earlier task changed.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ extern "C" __global__ void copy_one_past(const float* in, float* out, unsigned l
 extern "C" __global__ void trap(float*) { __trap(); }
 extern "C" __global__ void spin(volatile int* flag) { while (*flag == 0) {} }
 extern "C" __global__ void add(int* x, int k) { x[threadIdx.x] += k; }
+__device__ int g_launches = 0;  // what a kernel could carry from one graded task to the next
+extern "C" __global__ void remember(int* out) { out[0] = atomicAdd(&g_launches, 1); }
 """
 
 
@@ -147,3 +149,21 @@ def test_tasks_run_by_plan_with_exact_dumps_errors_and_hangs(module):
     assert again.hung and again.error.startswith("not run: spin did not finish earlier"), again
     assert "kernel not found in your module: no_such_kernel" in missing.error
     assert array("i", last.dumps["x"]).tolist() == [3, 3], last
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+def test_every_task_starts_from_the_modules_initialisers(module):
+    """The module is loaded afresh for every task (and a new context when the kernel changes): a
+    __device__ counter reads 0 in each task, the same kernel twice in a row included."""
+    plan = Plan()
+    for name in ("first", "same kernel again", "after another kernel"):
+        if name == "after another kernel":
+            plan.task("between").buffer("x", "i32", 1, init="zero").launch("add", 1, 1, ["@x", "i32:1"]).dump("x")
+        plan.task(name).buffer("out", "i32", 1, init="zero").launch("remember", 1, 1, ["@out"]).dump("out")
+    results, info = gpu_plan.run_plan(module, plan)
+    assert info is not None and not info.load_error
+    first, again, between, after = results
+    for task in (first, again, after):
+        assert array("i", task.dumps["out"]).tolist() == [0], task
+    assert array("i", between.dumps["x"]).tolist() == [1], between

@@ -5,6 +5,12 @@ Every results.json is checked against results.schema.json (written from Gradesco
 documented format) and for scores that add up, with every exercise at its points.toml
 maximum whatever happened to it. CPU only: on a machine without a GPU, Day 31 must be the
 one "graded on a GPU machine" test; on a GPU machine it is graded like the others.
+
+"Gradescope mode" is Gradescope's container as this machine can stand in for it (as root):
+run_autograder started by GRADESCOPE_LAUNCHER, without CAP_SYS_ADMIN and under a seccomp
+filter that refuses namespaces and mounts as Docker's default profile does, so bubblewrap
+cannot start and the graders fall back to partial isolation. There a drill 03 answer key
+hunt (corpus/drill01/h_read_answer_key.cpp) must find nothing of the autograder's.
 """
 
 from __future__ import annotations
@@ -12,12 +18,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
 import re
 import shutil
 import stat
 import subprocess
 import sys
 import tempfile
+import time
 import uuid
 import zipfile
 from pathlib import Path
@@ -37,9 +45,13 @@ import run_autograder as autograder  # noqa: E402
 pytestmark = pytest.mark.slow
 
 SOLUTIONS = REPO / "solutions"
+CORPUS = REPO / "harness" / "corpus"
 EXERCISES = ("day31", "drill01", "drill02", "drill03")
 FILES = {"day31": "day31_shift_then_scan.cu", "drill01": "01_exclusive_to_inclusive.cpp",
          "drill02": "02_segmented_scan.cpp", "drill03": "03_scan_analysis.md"}
+# The runs of this module draw their sandbox uids from a range of their own (outside the default
+# 200000-299999 and test_corpus.py's 400000-899999), so "no process left" looks at exactly theirs.
+SANDBOX_UIDS = range(900_000 + (os.getpid() % 99) * 1000, 900_000 + (os.getpid() % 99) * 1000 + 1000)
 
 
 @pytest.fixture(scope="module")
@@ -55,26 +67,34 @@ def autograder_zip(tmp_path_factory) -> Path:
     return build / "autograder.zip"
 
 
-@pytest.fixture
-def root(tmp_path, autograder_zip) -> Path:
-    """A folder laid out as Gradescope lays out /autograder: source/ (the zip), submission/, results/."""
-    top = tmp_path / "autograder"
+def unpack(autograder_zip: Path, top: Path) -> Path:
+    """`top` laid out as Gradescope lays out /autograder: source/ (the zip, unpacked as unzip would:
+    folders 0755, files with the zip's modes), submission/ and results/ (0755)."""
     with zipfile.ZipFile(autograder_zip) as zf:
         for info in zf.infolist():
             target = top / "source" / info.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
+            target.parent.mkdir(parents=True, exist_ok=True, mode=0o755)
             target.write_bytes(zf.read(info))
             os.chmod(target, (info.external_attr >> 16) & 0o777)
-    (top / "submission").mkdir()
-    (top / "results").mkdir()
+    for folder in ("submission", "results"):
+        (top / folder).mkdir(mode=0o755)
     return top
 
 
-def run(root: Path, every_exercise: bool = True, **env: str) -> tuple[subprocess.CompletedProcess, dict]:
-    """Gradescope's step: run_autograder (as copied from the zip), then read and check results.json."""
-    environment = {**os.environ, "SCANLAB_AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable, **env}
-    done = subprocess.run([str(root / "source" / "run_autograder")], capture_output=True, text=True,
-                          timeout=600, env=environment, cwd=root)
+@pytest.fixture
+def root(tmp_path, autograder_zip) -> Path:
+    """A folder laid out as Gradescope lays out /autograder: source/ (the zip), submission/, results/."""
+    return unpack(autograder_zip, tmp_path / "autograder")
+
+
+def run(root: Path, every_exercise: bool = True, prefix: tuple[str, ...] = (), timeout: float = 600,
+        **env: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """Gradescope's step: run_autograder (as copied from the zip; `prefix`: what starts it), then read
+    and check results.json."""
+    environment = {**os.environ, "SCANLAB_AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable,
+                   "SCANLAB_UID_RANGE": f"{SANDBOX_UIDS.start}-{SANDBOX_UIDS.stop - 1}", **env}
+    done = subprocess.run([*prefix, str(root / "source" / "run_autograder")], capture_output=True, text=True,
+                          timeout=timeout, env=environment, cwd=root)
     shown = f"run_autograder said:\n{done.stdout[-6000:]}\n{done.stderr[-3000:]}"
     assert done.returncode == 0, shown
     results_file = root / "results" / "results.json"
@@ -234,10 +254,12 @@ def test_partial_submission_one_folder_down(root):
 
 
 HOSTILE_DRILL01 = r"""// Hostile drill 01: wrong answers; before main it writes wherever it can reach and
-// claims full marks on standard output.
+// claims full marks on standard output. Its total is 777000 + the files it could open:
+// the report shows that number, the proof that it ran.
 #include <cstddef>
 #include <cstdio>
 
+static int opened = 0;
 static int tamper() {
     const char* targets[] = {MARK, "../" MARK, "../../" MARK, "../../../" MARK, "../../../../" MARK,
                              ROOT "/" MARK, ROOT "/results/results.json", ROOT "/results/" MARK,
@@ -246,6 +268,7 @@ static int tamper() {
         if (std::FILE* f = std::fopen(target, "a")) {
             std::fputs("{\"score\": 100, \"tests\": []}\n", f);
             std::fclose(f);
+            ++opened;
         }
     }
     std::printf("{\"score\": 100, \"tests\": []}\nscore 3/3: every check passed\n");
@@ -255,15 +278,15 @@ static int tampered = tamper();
 
 void exclusive_to_inclusive(const long long*, const long long*, long long*, std::size_t) {}
 void inclusive_to_exclusive(const long long*, long long*, std::size_t) {}
-long long total_from_exclusive(const long long*, const long long*, std::size_t) { return 100; }
+long long total_from_exclusive(const long long*, const long long*, std::size_t) { return 777000 + opened; }
 """
 
 
 @pytest.mark.parametrize("bwrap", ["bubblewrap", "none"], ids=["sandbox", "partial-isolation"])
 def test_hostile_submission(root, bwrap):
     """Partial isolation is what Gradescope's container may give (no namespaces for bubblewrap).
-    There the run's own uid can still write where anyone may (/tmp): the file it leaves there
-    proves the hostile code ran, and is removed."""
+    There the run's own uid can still write where anyone may (/tmp), and nowhere else; the total
+    it returns (777000 + the files it opened) proves the hostile code ran."""
     if bwrap == "bubblewrap":  # found as the grader finds it (PATH or SCANLAB_BWRAP), strict under SCANLAB_REQUIRE
         level, why = sandbox.isolation()
         if level != "full":
@@ -284,11 +307,18 @@ def test_hostile_submission(root, bwrap):
     if bwrap == "bubblewrap":
         assert elsewhere == [], f"written outside the sandbox: {elsewhere}"
     else:
-        assert elsewhere, "the hostile code never ran: the test proves nothing"
         assert all(os.stat(p.parent).st_mode & 0o002 for p in elsewhere), f"written where only root may: {elsewhere}"
+    total = next(t for t in by_exercise(results, "drill01") if t["name"] == "drill01: total_from_exclusive")
+    assert re.search(r"returned 7770\d\d\b", total["output"]), f"the hostile code never ran: {total['output']}"
 
     after = snapshot(root.parent)
-    assert set(after) - set(before) == {"autograder/results/results.json"}, sorted(set(after) - set(before))
+    made = set(after) - set(before)
+    cache = {k for k in made if k == "autograder/source/cache" or k.startswith("autograder/source/cache/")}
+    assert made - cache == {"autograder/results/results.json"}, sorted(made)
+    # the grader's own driver cache (cache_folder), and nothing else there
+    odd = [k for k in cache if not re.fullmatch(r"autograder/source/cache(/drivers(/drill0[12]-[0-9a-f]{32}"
+                                                 r"\.(o|symbols\.json))?)?", k)]
+    assert not odd, f"in the driver cache: {odd}"
     assert {k: v for k, v in after.items() if k in before} == before, "the submission changed a file"
     assert results["score"] == 0, results
     assert all(t["score"] == 0 for t in by_exercise(results, "drill01"))
@@ -368,3 +398,352 @@ def test_no_control_character_of_a_submission_reaches_results_json_raw(root):
     assert not raw, f"results.json carries {raw.group(0)!r} raw"
     assert "\\x1b[2J" in results["output"] and "\\u202e" in results["output"], results["output"]
     assert sum(t["score"] for t in by_exercise(results, "drill03")) == max_score("drill03")
+
+
+def test_a_grader_that_hangs_or_crashes_costs_only_its_exercise(root, tmp_path):
+    """Each exercise is graded in a child process with a wall-clock budget: a grader whose own Python
+    runs for hours (with a run of a sandbox uid going, in a session of its own) is stopped at the
+    budget with every process it started, and a grader whose Python dies (abort) costs only its
+    exercise; the others are graded and results.json is written in time. The stand-in graders are
+    monkeypatched into a process of the test's own, never into the autograder."""
+    for exercise in ("drill01", "drill02", "drill03"):
+        shutil.copy(SOLUTIONS / FILES[exercise], root / "submission" / FILES[exercise])
+    pids = tmp_path / "pids"
+    script = tmp_path / "stand_in.py"
+    script.write_text(f"""
+import os, subprocess, sys
+sys.path.insert(0, {str(root / "source" / "harness" / "gradescope")!r})
+import run_autograder as autograder
+from scanlab import sandbox
+
+real = autograder.grade_cli.grade
+
+
+def stand_in(exercise, *args, **kwargs):
+    if exercise == "drill02":
+        uid = sandbox.UID_RANGE.start  # this grader's own uids
+        run = subprocess.Popen(["/usr/bin/setpriv", f"--reuid={{uid}}", f"--regid={{uid}}", "--clear-groups",
+                                "/usr/bin/sleep", "1000"], start_new_session=True)
+        with open({str(pids)!r}, "w") as f:
+            f.write(f"{{os.getpid()}} {{run.pid}} {{uid}}")
+        while True:
+            pass
+    if exercise == "drill03":
+        os.abort()
+    return real(exercise, *args, **kwargs)
+
+
+autograder.grade_cli.grade = stand_in
+sys.exit(autograder.main(["--root", {str(root)!r}]))
+""")
+    budget = 30  # drill01, graded for real, needs a few seconds of it
+    environment = {**os.environ, "SCANLAB_EXERCISE_BUDGET_S": str(budget),
+                   "SCANLAB_UID_RANGE": f"{SANDBOX_UIDS.start}-{SANDBOX_UIDS.stop - 1}"}
+    start = time.monotonic()
+    try:
+        done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=200,
+                              env=environment)
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"the autograder did not finish within 200 s with a {budget} s budget per exercise:\n"
+                    f"{(exc.stdout or b'')[-3000:]!r}", pytrace=False)
+    took = time.monotonic() - start
+    shown = f"{done.stdout[-4000:]}\n{done.stderr[-2000:]}"
+    assert done.returncode == autograder.EXIT_NOT_ALL_GRADED, shown
+    assert took < budget * autograder.TOTAL_BUDGETS, f"{took:.0f} s\n{shown}"
+    results = json.loads((root / "results" / "results.json").read_text())
+    check_results(results, shown)
+    assert sum(t["score"] for t in by_exercise(results, "drill01")) == max_score("drill01"), shown
+    (drill02,) = by_exercise(results, "drill02")
+    assert drill02["output"].startswith(f"not graded: the grader ran past its {budget} s limit"), drill02
+    (drill03,) = by_exercise(results, "drill03")
+    assert drill03["output"].startswith("not graded: the grader itself failed"), drill03
+    assert "killed by SIGABRT" in done.stdout, shown  # the instructor's side says how it ended
+
+    child, sleeper, uid = (int(x) for x in pids.read_text().split())
+    time.sleep(0.5)
+    for pid in (child, sleeper):
+        try:
+            state = re.search(r"^State:\s+(\S)", Path(f"/proc/{pid}/status").read_text(), re.M).group(1)
+        except OSError:
+            continue  # gone
+        assert state == "Z", f"pid {pid} still running (state {state}) after its grader was stopped"
+    assert not [p for p in sandbox.processes_of(uid) if "Z" not in Path(f"/proc/{p}/stat").read_text().split()[2]]
+
+
+def test_run_autograder_stops_a_hanging_python_in_time(root):
+    """The script's own limit: a Python that never ends is stopped after TOTAL_BUDGETS budgets
+    (5 s with a budget of 1 s) and the fallback results.json says so."""
+    script = (root / "source" / "run_autograder").read_text()
+    default = re.search(r"budget=\$\{SCANLAB_EXERCISE_BUDGET_S:-(\d+)\}", script)
+    budgets = re.search(r"limit=\$\(\(budget \* (\d+)\)\)", script)
+    assert default and int(default.group(1)) == autograder.EXERCISE_BUDGET_S, "run_autograder's default budget"
+    assert budgets and int(budgets.group(1)) == autograder.TOTAL_BUDGETS, "run_autograder's limit in budgets"
+    hanging = root / "hanging-python"
+    hanging.write_text("#!/bin/sh\nexec sleep 1000\n")
+    hanging.chmod(0o755)
+    start = time.monotonic()
+    done, results = run(root, every_exercise=False, timeout=60, PYTHON=str(hanging), SCANLAB_EXERCISE_BUDGET_S="1")
+    assert time.monotonic() - start < 5 + 10 + 5, "stopped long after its limit"
+    assert "the autograder ran past its 5 s limit; writing a fallback results.json" in done.stdout
+    assert results["tests"][0]["output"].startswith("not graded: the autograder ran past its 5 s limit")
+
+
+# ---- results.json's strings, the grader's scratch ----------------------------------------------
+
+def walk_strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield k
+            yield from walk_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from walk_strings(v)
+
+
+def test_results_json_is_strict_utf8_with_latin1_file_names(root):
+    """A Latin-1 name (not UTF-8) in the upload: results.json is UTF-8 with no lone surrogate
+    (which strict JSON readers refuse), and shows each undecodable byte as \\xNN, unambiguously:
+    a name that holds a real backslash shows it doubled."""
+    submission = os.fsencode(root / "submission")
+    os.mkdir(submission + b"/Arbeit_\xe4")
+    shutil.copy(SOLUTIONS / FILES["drill01"], submission + b"/Arbeit_\xe4/" + FILES["drill01"].encode())
+    Path(os.fsdecode(submission + b"/caf\xe9.txt")).write_text("not an exercise\n")
+    (root / "submission" / "caf\\xe9.txt").write_text("a real backslash\n")
+    _, results = run(root)
+    raw = (root / "results" / "results.json").read_bytes()
+    text = raw.decode("utf-8")  # strict
+    data = json.loads(text)
+    for string in walk_strings(data):
+        string.encode("utf-8")  # strict: a lone surrogate raises
+    assert "caf\\xe9.txt" in data["output"] and "caf\\\\xe9.txt" in data["output"], data["output"]
+    assert "drill01: Arbeit_\\xe4/01_exclusive_to_inclusive.cpp: 3/3" in data["output"], data["output"]
+    assert sum(t["score"] for t in by_exercise(data, "drill01")) == max_score("drill01")
+
+
+def test_each_grader_gets_private_folders_its_runs_can_reach(root, monkeypatch, tmp_path):
+    """The grader's scratch: its copy of the file and its work in 0700 folders; the sandboxes' folders
+    under 0711 ones (a run's uid passes through to its own scratch, lists nothing); all removed after."""
+    shutil.copy(SOLUTIONS / FILES["drill01"], root / "submission" / FILES["drill01"])
+    real = autograder.grade_cli.grade
+    record = tmp_path / "seen.json"
+
+    def recording(exercise, submission, workdir, *args, **kwargs):
+        boxes = Path(os.environ["SCANLAB_SCRATCH"])
+        chain = [boxes, *[p for p in boxes.parents if p.name.startswith("scanlab-autograder-") or
+                          p.name == "boxes"], Path(submission).parent, Path(workdir), Path(tempfile.gettempdir())]
+        seen = {str(p): [stat.S_IMODE(os.stat(p).st_mode), os.stat(p).st_uid] for p in chain}
+        seen["file"] = [stat.S_IMODE(os.stat(submission).st_mode), os.stat(submission).st_uid]
+        record.write_text(json.dumps({"boxes": str(boxes), "seen": seen}))
+        return real(exercise, submission, workdir, *args, **kwargs)
+
+    monkeypatch.setattr(autograder.grade_cli, "grade", recording)
+    assert autograder.main(["--root", str(root)]) == autograder.EXIT_WRITTEN
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert sum(t["score"] for t in by_exercise(results, "drill01")) == max_score("drill01"), results["output"]
+    got = json.loads(record.read_text())
+    boxes = Path(got["boxes"])
+    base = boxes.parent.parent
+    assert base.name.startswith("scanlab-autograder-") and boxes == base / "boxes" / "drill01", got
+    owner = os.geteuid()
+    want = {str(base): 0o711, str(base / "boxes"): 0o711, str(boxes): 0o711,
+            str(base / "private" / "drill01"): 0o700, str(base / "private" / "drill01" / "work"): 0o700,
+            str(base / "private" / "drill01" / "tmp"): 0o700, "file": 0o600}
+    assert got["seen"] == {k: [mode, owner] for k, mode in want.items()}, got["seen"]
+    assert not base.exists(), f"{base} left behind"
+
+
+# ---- Gradescope mode: root without CAP_SYS_ADMIN, namespaces and mounts refused ----------------
+
+GRADESCOPE_LAUNCHER = r'''"""Run a command as Gradescope's Docker container runs the autograder: root, but without
+CAP_SYS_ADMIN (dropped from the bounding set, so from every set after exec) and under a
+seccomp filter that refuses what Docker's default profile refuses such a container: new
+namespaces (unshare, setns, clone with a CLONE_NEW* flag; clone3 answers ENOSYS, so the C
+library falls back to clone) and mounts (mount, umount2, pivot_root, the new mount API).
+
+    python3 launcher.py COMMAND [ARG...]
+"""
+import ctypes
+import errno
+import os
+import struct
+import sys
+
+libc = ctypes.CDLL(None, use_errno=True)
+PR_CAPBSET_DROP, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, CAP_SYS_ADMIN = 24, 22, 2, 21
+AUDIT_ARCH_X86_64 = 0xC000003E
+REFUSED = {"unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155, "open_tree": 428,
+           "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433}  # x86_64
+CLONE, CLONE3 = 56, 435
+CLONE_NEW = 0x7E020000  # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
+LD, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
+ALLOW, EPERM, ENOSYS = 0x7FFF0000, 0x00050000 | errno.EPERM, 0x00050000 | errno.ENOSYS
+code, jumps = [], []
+
+
+def emit(op, jt=0, jf=0, k=0, to=None):
+    code.append([op, jt, jf, k])
+    if to:
+        jumps.append((len(code) - 1, to))
+    return len(code) - 1
+
+
+emit(LD, k=4)  # seccomp_data.arch
+emit(JEQ, 1, 0, AUDIT_ARCH_X86_64)
+emit(RET, k=ENOSYS)  # another ABI (i386) would dodge the numbers below
+emit(LD, k=0)  # seccomp_data.nr
+emit(JGE, k=0x40000000, to="enosys")  # x32's numbers
+for number in REFUSED.values():
+    emit(JEQ, k=number, to="eperm")
+emit(JEQ, k=CLONE3, to="enosys")
+emit(JEQ, k=CLONE, to="clone")
+labels = {"allow": emit(RET, k=ALLOW), "eperm": emit(RET, k=EPERM), "enosys": emit(RET, k=ENOSYS)}
+labels["clone"] = emit(LD, k=16)  # clone's flags: args[0], low word
+emit(JSET, 0, 1, CLONE_NEW)
+emit(RET, k=EPERM)
+emit(RET, k=ALLOW)
+for at, label in jumps:
+    code[at][1] = labels[label] - at - 1
+program = b"".join(struct.pack("<HBBI", *insn) for insn in code)
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+buffer = ctypes.create_string_buffer(program, len(program))
+prog = SockFprog(len(code), ctypes.addressof(buffer))
+PR_SET_NO_NEW_PRIVS, PR_CAPBSET_READ = 38, 23
+# The filter while CAP_SYS_ADMIN is still held, without no_new_privs, as Docker installs it; where
+# it is not held already (a container), no_new_privs first, as the kernel then requires.
+if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+    if ctypes.get_errno() != errno.EACCES or libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or \
+            libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        sys.exit(f"launcher: seccomp: {os.strerror(ctypes.get_errno())}")
+if libc.prctl(PR_CAPBSET_DROP, CAP_SYS_ADMIN, 0, 0, 0) != 0 and libc.prctl(PR_CAPBSET_READ, CAP_SYS_ADMIN, 0, 0, 0):
+    sys.exit(f"launcher: dropping CAP_SYS_ADMIN: {os.strerror(ctypes.get_errno())}")
+os.execvp(sys.argv[1], sys.argv[1:])
+'''
+
+
+def harness_sentinels(source: Path) -> set[str]:
+    """Lines only the harness's own source holds (definitions and imports of every .py in the zip)."""
+    lines = set()
+    for path in (source / "harness").rglob("*.py"):
+        for line in path.read_text().splitlines():
+            line = line.strip()
+            if len(line) >= 16 and line.startswith(("def ", "class ", "from ", "import ")):
+                lines.add(line)
+    return lines
+
+
+@pytest.fixture(scope="module")
+def gradescope_mode(autograder_zip, tmp_path_factory):
+    """One run in Gradescope mode of the answer key hunt, in a root laid out as /autograder is (in
+    /tmp, 0755: every uid may pass, as through /autograder). (root, run_autograder's output, results,
+    results.json's text, the secret in the autograder's environment)."""
+    if os.geteuid() != 0:
+        env.unavailable("sandbox", "Gradescope mode needs root (Gradescope runs the autograder as root)")
+    if platform.machine() != "x86_64":
+        env.unavailable("sandbox", f"the Gradescope-mode seccomp filter knows x86_64 only, not {platform.machine()}")
+    launcher = tmp_path_factory.mktemp("launcher") / "launcher.py"
+    launcher.write_text(GRADESCOPE_LAUNCHER)
+    top = Path(tempfile.mkdtemp(prefix="scanlab-gradescope-", dir="/tmp"))
+    try:
+        os.chmod(top, 0o755)
+        assert autograder.passable(top), "/tmp must let every uid pass, as / and /autograder do"
+        unpack(autograder_zip, top)
+        hunt = (CORPUS / "drill01" / "h_read_answer_key.cpp").read_bytes()
+        (top / "submission" / FILES["drill01"]).write_bytes(hunt.replace(b"@REPO@", str(top / "source").encode()))
+        secret = f"secret-{uuid.uuid4().hex}"  # in the autograder's environment: no run may read it
+        with pytest.MonkeyPatch.context() as mp:
+            for key in ("SCANLAB_CACHE", "SCANLAB_BWRAP"):  # the cache where Gradescope's is; bubblewrap if any
+                mp.delenv(key, raising=False)
+            mp.setenv("SCANLAB_TEST_SECRET", secret)
+            done, results = run(top, prefix=(sys.executable, str(launcher)))
+        yield top, done, results, (top / "results" / "results.json").read_text(), secret
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def test_gradescope_mode_gives_partial_isolation_and_says_what_is_closed(gradescope_mode):
+    _, done, results, _, _ = gradescope_mode
+    line = next(x for x in results["output"].splitlines() if x.startswith("isolation"))
+    assert line.startswith("isolation (not full; partial): bubblewrap"), line
+    assert "of this autograder's own files they can read none" in line, line
+    assert line in done.stdout
+
+
+def test_gradescope_mode_an_answer_key_hunt_finds_nothing(gradescope_mode):
+    """corpus/drill01/h_read_answer_key.cpp in partial isolation: it builds (its uid reaches its own
+    scratch) and runs (its stderr is in the report), and nothing of the autograder reaches results.json:
+    no drill 03 answer, no harness source, no environment; no expected value for the student."""
+    top, _, results, text, secret = gradescope_mode
+    drill01 = {t["name"]: t for t in by_exercise(results, "drill01")}
+    assert drill01["drill01: builds"]["status"] == "passed", drill01["drill01: builds"]
+    e2i = drill01["drill01: exclusive_to_inclusive"]["output"]
+    assert "exit status 3" in e2i and "leaked:" in e2i, f"the hunt did not run: {e2i}"
+    found = re.findall(r"\[\[leaked ([^\]]*)\]\]", text)
+    assert all(what.startswith("/root/.cache/") for what in found), f"the hunt read {found}"
+    from scanlab.grade_drill03 import SLOTS03
+
+    named = [slot for slot in SLOTS03 if slot in text]
+    assert not named, f"results.json names drill 03's slots {named[:5]}"
+    source = [line for line in harness_sentinels(top / "source") if line in text]
+    assert not source, f"harness source in results.json: {source[:5]}"
+    assert secret not in text
+    page = [3, 1, 7, 0, 4, 1, 6, 3]
+    inclusive = [sum(page[:i + 1]) for i in range(len(page))]
+    exclusive = [0] + inclusive[:-1]
+    shown = student_visible(results)
+    for expected in (inclusive, exclusive):
+        for sep in (" ", ", "):
+            assert sep.join(map(str, expected[1:6])) not in shown, f"an expected value is shown: {expected}"
+
+
+PROBE_AS_RUN = """import json, os, sys
+opened = []
+for path in json.load(sys.stdin):
+    try:
+        if os.path.isdir(path):
+            os.listdir(path)
+        else:
+            open(path, "rb").close()
+        opened.append(path)
+    except OSError:
+        pass
+print(json.dumps(opened))
+"""
+
+
+def test_gradescope_mode_no_file_of_the_zip_is_open_to_a_run(gradescope_mode, autograder_zip):
+    """The mode rule: every file of the zip (scan_counts.py, which must ship, among them: drill 03's
+    grader imports it), the driver cache and results/ are root's with no access for anyone else, and
+    a process of a sandbox uid can open none of them."""
+    top, _, _, _, _ = gradescope_mode
+    with zipfile.ZipFile(autograder_zip) as zf:
+        names = [info.filename for info in zf.infolist()]
+        modes = {info.filename: (info.external_attr >> 16) & 0o777 for info in zf.infolist()}
+    assert "harness/scanlab/scan_counts.py" in names and "harness/scanlab/grade_drill03.py" in names
+    assert {n: m for n, m in modes.items() if m & 0o077} == {}, "zip members open to group or others"
+    source = top / "source"
+    paths = [source / name for name in names]
+    paths += [p for p in (source / "cache").rglob("*")] + [source / "cache", top / "results",
+                                                              top / "results" / "results.json"]
+    folders = {source, *(p.parent for p in paths)} - {top}
+    assert len(paths) > len(names) + 2, "no driver cache in source/cache"
+    wrong = {}
+    for path in [*paths, *folders]:
+        info = os.lstat(path)
+        if info.st_uid != 0 or stat.S_IMODE(info.st_mode) & 0o077 or (path.is_dir() and
+                                                                        stat.S_IMODE(info.st_mode) != 0o700):
+            wrong[str(path.relative_to(top))] = oct(stat.S_IMODE(info.st_mode))
+    assert wrong == {}, f"open to other uids: {dict(list(wrong.items())[:10])}"
+    uid = SANDBOX_UIDS.stop - 1
+    probe = subprocess.run(["/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+                            "/usr/bin/python3", "-c", PROBE_AS_RUN], input=json.dumps([str(p) for p in
+                                                                                      [*paths, *folders]]),
+                           capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+    assert json.loads(probe.stdout) == [], f"uid {uid} could open: {json.loads(probe.stdout)[:10]}"

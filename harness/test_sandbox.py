@@ -213,3 +213,115 @@ def test_the_uid_range_can_be_set_for_a_grader_of_its_own(value, said):
                           cwd=Path(__file__).resolve().parent, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "SCANLAB_UID_RANGE": value})
     assert said in proc.stdout + proc.stderr, proc.stdout + proc.stderr
+
+
+# ---- what a run leaves, learns or blocks on (hostile-review round two) ---------------------
+
+PY = "/usr/bin/python3"
+KEYCTL = ("import ctypes, os, sys; libc = ctypes.CDLL(None, use_errno=True); "
+          "nr = {'x86_64': 248, 'aarch64': 217}[os.uname().machine]; "
+          "r = libc.syscall(nr, b'user', b'scanlab-left-behind', b'secret', 6, -4); "  # add_key to @u
+          "print(r, ctypes.get_errno()); sys.exit(0 if r == -1 and ctypes.get_errno() == 1 else 1)")
+
+
+def test_keyrings_sockets_and_system_v_ipc_are_refused(mode):
+    """A key added to the uid's keyring would outlive the run; sockets and System V IPC are how two
+    runs meet without namespaces. All refused with EPERM (GPU runs keep sockets and IPC)."""
+    if not os.path.exists(PY):
+        pytest.skip("no /usr/bin/python3 to make the system calls with")
+    meet = ("import ctypes, socket, sys; libc = ctypes.CDLL(None, use_errno=True)\n"
+            "try:\n socket.socket(socket.AF_UNIX); sys.exit('socket allowed')\nexcept PermissionError: pass\n"
+            "r = libc.shmget(0, 4096, 0o1600)\nsys.exit(0 if r == -1 and ctypes.get_errno() == 1 else 'shmget allowed')")
+    with Sandbox() as box:
+        key = box.run([PY, "-c", KEYCTL], QUICK)
+        met = box.run([PY, "-c", meet], QUICK)
+    assert key.ok, key.stdout + key.stderr
+    assert met.ok, met.stdout + met.stderr
+
+
+def test_the_scratch_folder_has_a_disk_limit_that_is_named(mode):
+    """Many files each under the file size limit: the scratch's size stops them, and says so."""
+    with Sandbox(disk_bytes=64 << 20) as box:
+        out = box.run([SH, "-c", "i=0; while [ $i -lt 40 ]; do head -c 8388608 /dev/zero > f$i || exit 7; "
+                                 "i=$((i+1)); done"], QUICK)
+        used = sum(p.stat().st_size for p in box.scratch.iterdir())
+    assert out.limit == "disk limit 64 MiB exceeded (the scratch folder is full)", out.describe()
+    assert used < (64 << 20) + (64 << 20), used  # the watch without a tmpfs may overshoot by one poll
+
+
+def test_the_sandbox_shows_nothing_of_the_host():
+    """Its own host name, and PID 1's command line (readable by every run) holds no host path."""
+    require_full_isolation()
+    with Sandbox() as box:
+        out = box.run([SH, "-c", "uname -n; tr '\\0' ' ' < /proc/1/cmdline; echo; cat /proc/self/mountinfo"], QUICK)
+        scratch, mounted = str(box.scratch), box.mounted
+    assert out.ok, out.describe() + out.stderr
+    name, pid1, *mounts = out.stdout.splitlines()
+    assert name == "scanlab" and name != os.uname().nodename
+    assert scratch not in pid1 and "--bind" not in pid1 and str(REPO) not in pid1, pid1
+    if mounted:  # a scratch of its own (root): not even the mount table names the host's folder
+        assert not any(scratch in line for line in mounts), mounts
+
+
+def test_a_compile_gets_no_terminal_and_its_limits_are_named(tmp_path):
+    """#include of a pty or of /dev/zero fails at once; a template bomb hits the compile's CPU
+    limit and the verdict names it (not "internal compiler error")."""
+    require_full_isolation()
+    from scanlab.sandbox import COMPILE_LIMITS
+
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("no g++")
+    bomb = ("template <int N, int M> struct B { static const long v = B<N - 1, M>::v + B<N, M - 1>::v; };\n"
+            "template <int M> struct B<0, M> { static const long v = 1; };\n"
+            "template <int N> struct B<N, 0> { static const long v = 1; };\n"
+            "long f() { return B<3000, 3000>::v; }\n")
+    with Sandbox() as box:
+        for device in ("/dev/ptmx", "/dev/tty", "/dev/zero", "/dev/pts/0", "/dev/console"):
+            box.put("inc.cpp", f'#include "{device}"\n'.encode())
+            start = time.monotonic()
+            out = box.run([gxx, "-c", "inc.cpp"], COMPILE_LIMITS)
+            assert not out.ok and time.monotonic() - start < 5, (device, out.describe())
+            assert out.limit is None and "No such file" in out.stderr, (device, out.stderr)
+        box.put("bomb.cpp", bomb.encode())
+        start = time.monotonic()
+        out = box.run([gxx, "-ftemplate-depth=100000", "-c", "bomb.cpp"], COMPILE_LIMITS)
+    assert time.monotonic() - start < COMPILE_LIMITS.wall_s + 5
+    assert out.limit is not None and "compile" in out.limit or "compiler" in (out.limit or ""), \
+        (out.describe(), out.stderr[-400:])
+
+
+def test_a_compiler_out_of_memory_or_killed_is_named_not_internal():
+    """What g++ and nvcc print when a limit stopped one of their tools, read as that limit."""
+    from scanlab.sandbox import COMPILE_LIMITS, NVCC_COMPILE_LIMITS, compiler_limit
+
+    gcc_cpu = ("g++: internal compiler error: CPU time limit exceeded signal terminated program cc1plus\n"
+               "Please submit a full bug report, with preprocessed source.")
+    assert compiler_limit(gcc_cpu, COMPILE_LIMITS) == "compile CPU time limit 10 s exceeded (cc1plus)"
+    assert compiler_limit("cc1plus: out of memory allocating 65536 bytes after a total of 2147000000 bytes",
+                          COMPILE_LIMITS) == "the compiler ran out of its 2 GiB memory limit"
+    assert compiler_limit("g++: fatal error: File size limit exceeded signal terminated program as",
+                          COMPILE_LIMITS) == "compile file size limit 64 MiB exceeded (as)"
+    assert compiler_limit("nvcc error   : 'cicc' died due to signal 24", NVCC_COMPILE_LIMITS) == \
+        "compile CPU time limit 40 s exceeded (cicc)"
+    # A student's source echoed in an ordinary error is theirs: it names no limit.
+    assert compiler_limit("x.cpp:3:1: error: 'oops' was not declared\n    3 | out of memory allocating\n",
+                          COMPILE_LIMITS) is None
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a uid of its own per run needs root")
+def test_no_uid_is_handed_out_twice_and_partial_runs_leave_nothing_in_tmp(monkeypatch):
+    monkeypatch.setenv("SCANLAB_BWRAP", "none")
+    import scanlab.sandbox as sandbox
+
+    monkeypatch.setattr(sandbox, "_PROBED", {})
+    seen = []
+    for _ in range(5):
+        with Sandbox() as box:
+            seen.append(box.uid)
+            marker = f"/tmp/scanlab-left-{box.uid}"
+            out = box.run([SH, "-c", f"echo x > {marker}; mkdir {marker}.d; echo $TMPDIR"], QUICK)
+            assert out.ok, out.describe() + out.stderr
+            assert out.stdout.strip() == str(box.scratch)  # temporaries go to the scratch, not /tmp
+        assert not os.path.exists(marker) and not os.path.exists(marker + ".d")
+    assert len(set(seen)) == len(seen)

@@ -350,3 +350,17 @@ def test_scan_cases_cover_edges_widths_and_a_huge_grid():
     assert len(many) == 1 and many[0].grid > 100_000
     for case in c04 + c05:  # float sums stay exact: every prefix below 2^24
         assert sum(case.values) < 1 << 24 and -1 not in case.values
+
+
+def test_course_mode_text_names_no_drawn_size_and_no_seed():
+    """The sizes drawn from the seed are the instructor's in course mode: their cases carry a label
+    without the size, course_text swaps it in, and no label names the seed."""
+    for cases in (gs.cases04(48611), gs.cases05(48611), gs.cases06(48611)):
+        drawn = [case for case in cases if case.student_label]
+        assert drawn and all("drawn" in case.label for case in drawn)
+        assert not any("48611" in case.label for case in cases)
+        for case in drawn:
+            n = f"n={len(case.values)}"
+            assert n in case.label and n not in case.student_label
+            text = f"{case.label}: 3 wrong element(s); first out[7]"
+            assert gs.course_text(text, cases) == f"{case.student_label}: 3 wrong element(s); first out[7]"

@@ -41,7 +41,12 @@
 // out and block_totals and the guard words around all three with the poison
 // 0xFFFFFFFF (a NaN), the input copied in again. No earlier result sits in
 // device memory, a kernel that changed the input cannot spoil the next launch,
-// and every word written outside out[0, n) and block_totals[0, tiles) shows.
+// and every word written outside out[0, n) and block_totals[0, tiles) shows. Every
+// task also gets the module loaded afresh (its __device__ variables back at their
+// initialisers), and the first task of the other kernel starts in a new context (the
+// device heap and everything else the first kernel could have left are gone): a kernel
+// cannot copy what the other one computed. (The grader also orders the tasks so that no
+// launch follows one on the same input.)
 //
 // Exit status: 0 every task done (whatever the results); 1 the runner itself
 // failed (a file, an allocation); 2 bad command line; 3 (--probe only) no
@@ -172,6 +177,16 @@ CUdevice openDevice(int status) {
     need(::cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain", status);
     need(::cuCtxSetCurrent(context), "cuCtxSetCurrent", status);
     return device;
+}
+
+// A new primary context: the old one's memory, device heap and modules are destroyed with it.
+void freshContext(CUdevice device) {
+    need(::cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease");
+    need(::cuDevicePrimaryCtxReset(device), "cuDevicePrimaryCtxReset");
+    ::cuDevicePrimaryCtxSetFlags(device, CU_CTX_SCHED_BLOCKING_SYNC);
+    CUcontext context = nullptr;
+    need(::cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
+    need(::cuCtxSetCurrent(context), "cuCtxSetCurrent");
 }
 
 // ---- --probe -----------------------------------------------------------------
@@ -417,7 +432,7 @@ int grade(const std::string& fatbin, const std::vector<std::string>& inputPaths,
     }
     const std::vector<char> image = readFile(fatbin);
 
-    openDevice(kExitRunner);
+    const CUdevice device = openDevice(kExitRunner);
     CUmodule module = nullptr;
     const CUresult loaded = ::cuModuleLoadData(&module, image.data());
     {
@@ -431,12 +446,6 @@ int grade(const std::string& fatbin, const std::vector<std::string>& inputPaths,
     }
     if (loaded != CUDA_SUCCESS) stop(kExitStopped, "the module did not load: " + errorName(loaded));
 
-    CUfunction kernels[2] = {nullptr, nullptr};
-    for (int k = 0; k < 2; ++k) {
-        const CUresult found = ::cuModuleGetFunction(&kernels[k], module, kKernelSymbols[k]);
-        if (found != CUDA_SUCCESS) kernels[k] = nullptr;  // CUDA_ERROR_NOT_FOUND: reported per task
-    }
-
     Buffers b;
     b.guard = guard;
     for (const Task& t : tasks) {
@@ -445,12 +454,32 @@ int grade(const std::string& fatbin, const std::vector<std::string>& inputPaths,
         if (n > b.mostN) b.mostN = n;
         if (tiles > b.mostTiles) b.mostTiles = tiles;
     }
-    need(::cuMemAlloc(&b.in, b.dataWords() * sizeof(float)), "allocating in");
-    need(::cuMemAlloc(&b.out, b.dataWords() * sizeof(float)), "allocating out");
-    need(::cuMemAlloc(&b.totals, b.totalsWords() * sizeof(float)), "allocating block_totals");
+    auto allocate = [&b] {
+        need(::cuMemAlloc(&b.in, b.dataWords() * sizeof(float)), "allocating in");
+        need(::cuMemAlloc(&b.out, b.dataWords() * sizeof(float)), "allocating out");
+        need(::cuMemAlloc(&b.totals, b.totalsWords() * sizeof(float)), "allocating block_totals");
+    };
+    allocate();
 
+    bool first = true;
+    uint32_t previous = tasks.empty() ? 0 : tasks.front().kernel;
     for (const Task& t : tasks) {
-        if (!runTask(t, kernels[t.kernel], b, inputs[t.input], limit)) return kExitStopped;
+        if (!first) {
+            need(::cuModuleUnload(module), "cuModuleUnload");
+            if (t.kernel != previous) {
+                freshContext(device);  // frees the buffers too
+                allocate();
+            }
+            const CUresult again = ::cuModuleLoadData(&module, image.data());
+            if (again != CUDA_SUCCESS) stop(kExitStopped, "the module did not load again: " + errorName(again));
+        }
+        first = false;
+        previous = t.kernel;
+        CUfunction kernel = nullptr;
+        if (::cuModuleGetFunction(&kernel, module, kKernelSymbols[t.kernel]) != CUDA_SUCCESS) {
+            kernel = nullptr;  // CUDA_ERROR_NOT_FOUND: reported in the task's file
+        }
+        if (!runTask(t, kernel, b, inputs[t.input], limit)) return kExitStopped;
     }
     return kExitDone;
 }

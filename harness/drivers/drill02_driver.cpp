@@ -30,26 +30,27 @@
 //       e x (identity+x, x+identity). Each pair is two words.
 //   drill02_driver tree OUTPUT N...
 //       the submission's tree_scan_inclusive on N elements of the shim's opaque
-//       traced type. Every element holds a random id this driver issued; the
-//       table below knows, for each id, the range of inputs it combines, the
-//       depth of its chain of combines, or that it is the identity, a guard, or
-//       broken. The op records the combine count and the first combine of
-//       ranges that are not adjacent and in order.
-//       OUTPUT: combines, bad_kind, the bad pair (a.kind a.lo a.hi b.kind b.lo
-//       b.hi), then for every slot of the storage, guards included (N + 2 kGuard):
-//       kind[], lo[], hi[], depth[]. A guard is kind 4 (outside) with lo = its
-//       own index relative to x[0].
+//       traced type, judged NOWHERE in this process. Each element holds an id by
+//       the public rule of drill02_trace.hpp (the inputs and guards by position, the
+//       identity, then the results of the combines in the order they were made);
+//       the op only logs the two operand indices of every combine. OUTPUT: per case
+//       the trace that drill02_trace.hpp lays out (n, total, combines, the log, the
+//       index every slot holds at the end, guards included: N + 2 kGuard of them).
+//       The grader hands it to harness/drivers/drill02_judge.cpp, a harness-only
+//       program run afterwards in a fresh sandbox, which recomputes every range,
+//       depth and diagnosis from the log (why that is sound: its header).
 //
 // Exit status: 0 ran (whatever the results); 90 the driver's own I/O failed;
-// 91 out of memory; anything else (a signal, an exit inside the submission) is
-// the submission's.
+// 91 out of memory; 92 (tree, several cases) the run's trace budget is spent, so the
+// grader runs the cases one by one; anything else (a signal, an exit inside the
+// submission) is the submission's.
 
+#include "drill02_trace.hpp"
 #include "drill_io.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
-#include <random>
-#include <unordered_map>
 
 // The shim's ABI (drill02_shim.cpp), and the one entry point it calls back.
 extern "C" {
@@ -67,6 +68,8 @@ namespace {
 
 using scanlab_io::kGuard;
 using scanlab_io::kPoison;
+
+constexpr int kExitTraceFull = 92;
 
 // ---- the submission's operator, as plain pairs ----------------------------------------
 
@@ -154,147 +157,51 @@ std::vector<long long> runSchedule(const char* mode, const char* case_path) {
     return words;
 }
 
-// ---- the traced element for tree_scan_inclusive ------------------------------------
+// ---- the traced element for tree_scan_inclusive: a log, judged elsewhere ------------
+//
+// Nothing in this process decides anything about the tree: the submission shares it,
+// so it could rewrite any record kept here, or write a results file of its own and
+// exit before main. The op only logs which two indices it combined and hands back
+// the next index by drill02_trace.hpp's public rule; drill02_judge.cpp, run later in
+// a sandbox of its own, recomputes ranges, depths and the first bad combine from
+// the log. A rewritten or forged log is still judged, and to pass it must hold a
+// log-depth DAG of combines whose results are every prefix: a tree scan.
 
-enum Kind : long long { kUnset = 0, kEmpty = 1, kRange = 2, kBroken = 3, kOutside = 4, kForged = 5, kUntraced = 6 };
-enum Bad : long long {
-    kNone = 0, kOverlap = 1, kSwapped = 2, kGap = 3, kUnsetOperand = 4, kOutsideOperand = 5, kForgedOperand = 6
-};
+using scanlab_trace::decode;
+using scanlab_trace::encode;
+using scanlab_trace::kTraceCap;
 
-// What an id stands for: which inputs it combines (the range lo..hi), how long
-// its chain of combines is, and whether it is still a clean range.
-struct Traced {
-    long long kind = kUnset;
-    long long lo = 0, hi = 0;
-    long long depth = 0;
-};
+// What the op needs to number and log a combine, reset for every case.
+std::vector<std::uint64_t> g_log;  // a | b << 32
+std::uint64_t g_combines = 0;
+std::uint64_t g_total = 0;
+std::uint32_t g_tag = 0;  // the case's place in this run, plus one
+std::uint64_t g_cap = kTraceCap;  // what this case may still log
+bool g_alone = true;  // the only case of its run
 
-// Past this many combines the table stops growing (about 0.6 GB): results are
-// "untraced", and the grader reports far more work than a scan needs. The
-// largest graded size needs about 1.4 million.
-constexpr long long kTraceCap = 1LL << 23;
-
-std::unordered_map<unsigned long long, Traced> g_table;
-unsigned long long g_state = 0;
-unsigned long long g_untraced = 0;
-long long g_combines = 0;
-long long g_bad = kNone;
-Traced g_bad_a, g_bad_b;
-
-unsigned long long splitmix64() {
-    unsigned long long z = (g_state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-// A fresh id no one has seen: never 0 (a default-constructed element), never reused.
-unsigned long long issue(const Traced& t) {
-    for (;;) {
-        const unsigned long long id = splitmix64();
-        if (id != 0 && g_table.emplace(id, t).second) return id;
-    }
-}
-
-Traced lookup(unsigned long long id) {
-    Traced t;
-    if (id == 0) return t;  // kUnset
-    const auto found = g_table.find(id);
-    if (found == g_table.end()) {
-        t.kind = kForged;
-        return t;
-    }
-    return found->second;
-}
-
-void noteBad(long long why, const Traced& a, const Traced& b) {
-    if (g_bad != kNone) return;
-    g_bad = why;
-    g_bad_a = a;
-    g_bad_b = b;
-}
-
-Traced combineTraced(const Traced& a, const Traced& b) {
-    Traced r;
-    r.depth = std::max(a.depth, b.depth) + 1;
-    if (a.kind == kForged || b.kind == kForged) {
-        noteBad(kForgedOperand, a, b);
-        r.kind = kBroken;
-    } else if (a.kind == kOutside || b.kind == kOutside) {
-        noteBad(kOutsideOperand, a, b);
-        r.kind = kBroken;
-    } else if (a.kind == kUnset || b.kind == kUnset) {
-        noteBad(kUnsetOperand, a, b);
-        r.kind = kBroken;
-    } else if (a.kind == kBroken || b.kind == kBroken || a.kind == kUntraced || b.kind == kUntraced) {
-        r.kind = kBroken;
-    } else if (a.kind == kEmpty) {
-        r.kind = b.kind, r.lo = b.lo, r.hi = b.hi;
-    } else if (b.kind == kEmpty) {
-        r.kind = a.kind, r.lo = a.lo, r.hi = a.hi;
-    } else if (a.hi + 1 == b.lo) {
-        r.kind = kRange, r.lo = a.lo, r.hi = b.hi;
-    } else {
-        noteBad(b.hi < a.lo ? kSwapped : a.hi >= b.lo ? kOverlap : kGap, a, b);
-        r.kind = kBroken;
-    }
-    return r;
-}
-
-void appendTraced(std::vector<long long>& words, const Traced& t) {
-    words.push_back(t.kind);
-    words.push_back(t.lo);
-    words.push_back(t.hi);
-}
-
-std::vector<long long> runTree(const char* size_text) {
+std::vector<long long> runTree(const char* size_text, std::uint64_t logged_before) {
     char* end = nullptr;
     const unsigned long long parsed = std::strtoull(size_text, &end, 10);
     if (end == size_text || *end != '\0' || parsed > (1ull << 24)) scanlab_io::fail("tree wants a size, not", size_text);
     const std::size_t n = std::size_t(parsed);
     const std::size_t total = n + 2 * kGuard;
 
-    // A fresh table per case: an id kept from an earlier case of this run reads as forged.
-    g_table.clear();
+    g_log.clear();
+    g_log.reserve(std::min<std::uint64_t>(std::uint64_t(n) * 20 + 64, kTraceCap));
     g_combines = 0;
-    g_bad = kNone;
-    g_bad_a = g_bad_b = Traced{};
-    std::random_device entropy;
-    g_state = (static_cast<unsigned long long>(entropy()) << 32) ^ entropy();
-    g_table.reserve(std::min<std::size_t>(n * 24 + 64, std::size_t(kTraceCap)));
-    {
-        Traced untraced;
-        untraced.kind = kUntraced;
-        g_untraced = issue(untraced);
-    }
+    g_total = total;
+    ++g_tag;
+    g_cap = kTraceCap - logged_before;
     std::vector<unsigned long long> ids(total);
-    for (std::size_t k = 0; k < total; ++k) {
-        Traced t;
-        const long long relative = (long long)k - (long long)kGuard;
-        if (k < kGuard || k >= kGuard + n) {
-            t.kind = kOutside;  // guards remember their own position, so a moved guard is found exactly
-            t.lo = t.hi = relative;
-        } else {
-            t.kind = kRange;
-            t.lo = t.hi = relative;
-        }
-        ids[k] = issue(t);
-    }
-    Traced empty;
-    empty.kind = kEmpty;
-    const unsigned long long identity_id = issue(empty);
+    for (std::size_t k = 0; k < total; ++k) ids[k] = encode(std::uint32_t(k + 1), g_tag);
+    const unsigned long long identity_id = encode(std::uint32_t(total + 1), g_tag);
 
     ::scanlab_tree_scan_inclusive(ids.data(), total, kGuard, n, identity_id);
 
-    std::vector<long long> words{g_combines, g_bad};
-    appendTraced(words, g_bad_a);
-    appendTraced(words, g_bad_b);
-    std::vector<Traced> slots(total);
-    for (std::size_t k = 0; k < total; ++k) slots[k] = lookup(ids[k]);
-    for (const Traced& t : slots) words.push_back(t.kind);
-    for (const Traced& t : slots) words.push_back(t.lo);
-    for (const Traced& t : slots) words.push_back(t.hi);
-    for (const Traced& t : slots) words.push_back(t.depth);
+    std::vector<long long> words{(long long)n, (long long)total, (long long)g_combines, (long long)g_log.size()};
+    words.reserve(words.size() + g_log.size() + total);
+    for (const std::uint64_t entry : g_log) words.push_back((long long)entry);
+    for (std::size_t k = 0; k < total; ++k) words.push_back((long long)decode(ids[k], g_tag));
     return words;
 }
 
@@ -359,19 +266,28 @@ std::vector<long long> run(const char* mode, const char* input) {
     }
     if (std::strcmp(mode, "tile") == 0) return runTile(input);
     if (std::strcmp(mode, "ops") == 0) return runOps(input);
-    if (std::strcmp(mode, "tree") == 0) return runTree(input);
     scanlab_io::fail("unknown mode (fold, hillis-steele, blelloch, tile, ops, tree):", mode);
 }
 
 }  // namespace
 
-// The op of the shim's traced type: look both ids up, record the combine, and
-// hand back a fresh id for the result.
+// The op of the shim's traced type: log the two operands' indices and hand back the
+// next result's id. Past the cap a lone case gets "untraced" results, counted but not
+// logged (far more work than a scan needs: the judge says so); a run of several cases
+// stops instead, and the grader runs each case alone, so no case's verdict depends on
+// what the others did.
 extern "C" unsigned long long scanlab_traced_combine(unsigned long long a, unsigned long long b) {
     ++g_combines;
-    const Traced r = combineTraced(lookup(a), lookup(b));
-    if ((long long)g_table.size() >= kTraceCap) return g_untraced;
-    return issue(r);
+    if (g_log.size() >= g_cap) {
+        if (!g_alone) {
+            std::fflush(stdout);
+            std::fputs("drill driver: the trace budget of this run is spent; run the cases one by one\n", stderr);
+            std::_Exit(kExitTraceFull);
+        }
+        return encode(scanlab_trace::kUntraced, g_tag);
+    }
+    g_log.push_back(std::uint64_t(decode(a, g_tag)) | std::uint64_t(decode(b, g_tag)) << 32);
+    return encode(std::uint32_t(g_total + 1 + g_log.size()), g_tag);
 }
 
 int main(int argc, char** argv) {
@@ -381,6 +297,15 @@ int main(int argc, char** argv) {
                          argc > 0 ? argv[0] : "");
     }
     scanlab_io::Results results;
-    for (int k = 3; k < argc; ++k) results.add(run(argv[1], argv[k]));
+    if (std::strcmp(argv[1], "tree") == 0) {
+        g_alone = argc == 4;
+        std::uint64_t logged = 0;  // by the earlier cases of this run
+        for (int k = 3; k < argc; ++k) {
+            results.add(runTree(argv[k], logged));
+            logged += g_log.size();
+        }
+    } else {
+        for (int k = 3; k < argc; ++k) results.add(run(argv[1], argv[k]));
+    }
     results.writeAndExit(argv[2]);
 }

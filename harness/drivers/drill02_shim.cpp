@@ -5,20 +5,21 @@
 // separate translation unit) cannot name it. This file only marshals: it turns
 // plain integers into Seg values, calls the student's functions, and turns the
 // results back into integers, through a fixed extern "C" ABI whose names all
-// start with scanlab_. It checks, compares and records nothing; everything that
-// does is in the driver, out of the submission's reach.
+// start with scanlab_. It checks, compares and records nothing; the driver dumps
+// raw results and the grader (and, for the tree, drill02_judge.cpp) decides.
 //
 // tree_scan_inclusive is instantiated with scanlab_traced, an opaque element
 // holding one 64-bit id the driver issued. Its op asks the driver (through
-// scanlab_traced_combine) to combine two ids; the driver looks both up, records
-// the combine and hands back a fresh id. A value the driver never issued is
-// caught there as forged. A default-constructed element holds id 0, which the
-// driver never issues either: "a T that never held an input".
+// scanlab_traced_combine) to combine two ids; the driver only logs the pair and
+// hands back the next id (drill02_trace.hpp). Nothing is judged in this process:
+// drill02_judge.cpp reads the log after the run and finds a value the driver never
+// issued (forged) there. A default-constructed element holds id 0, which the
+// driver never issues: "a T that never held an input".
 //
 // SCANLAB_SUBMISSION_FILE names the submission AFTER `g++ -E`: its macros are
 // expanded and gone, so none of them can reach the code below (the line markers
 // keep compiler messages pointing at the student's file). It is a string literal
-// given on the compile line by harness/scanlab/grade_drills.py.
+// given on the compile line by harness/scanlab/drill_common.py (compile_command).
 
 #include SCANLAB_SUBMISSION_FILE
 

@@ -1,4 +1,4 @@
-// File I/O for the drill drivers (harness/drivers/drill0N_driver.cpp).
+// File I/O for the drill drivers (harness/drivers/drill0N_driver.cpp) and drill 02's judge.
 //
 // The drivers are the grader's trusted half of each drill binary: the
 // submission is compiled on its own (its macros, pragmas and includes never
@@ -13,6 +13,8 @@
 // array they handed it (guard words included) and compare nothing. Nothing a
 // submission prints is read. Driver-side failures (a file that cannot be read
 // or written, a malformed input) exit with status 90 and one line on stderr.
+// The functions are inline so that a program using only some of them
+// (harness/drivers/drill02_judge.cpp) compiles without unused-function warnings.
 
 #ifndef SCANLAB_DRILL_IO_HPP
 #define SCANLAB_DRILL_IO_HPP
@@ -37,7 +39,7 @@ constexpr long long kPoison = -999999999LL;
 // Guard words on each side of every array handed to the submission.
 constexpr std::size_t kGuard = 8;
 
-[[noreturn]] void fail(const char* what, const char* path) {
+[[noreturn]] inline void fail(const char* what, const char* path) {
     std::fprintf(stderr, "drill driver: %s %s\n", what, path);
     std::fflush(stderr);
     std::_Exit(kExitDriverError);
@@ -45,14 +47,14 @@ constexpr std::size_t kGuard = 8;
 
 // Installed first thing in main: an allocation past the memory limit (the
 // student's or ours) ends the run with a status the grader reads as that limit.
-[[noreturn]] void outOfMemory() {
+[[noreturn]] inline void outOfMemory() {
     std::fputs("scanlab: out of memory\n", stderr);
     std::_Exit(kExitOutOfMemory);
 }
 
-void installOutOfMemoryHandler() { std::set_new_handler(outOfMemory); }
+inline void installOutOfMemoryHandler() { std::set_new_handler(outOfMemory); }
 
-std::vector<long long> readWords(const char* path) {
+inline std::vector<long long> readWords(const char* path) {
     std::FILE* f = std::fopen(path, "rb");
     if (f == nullptr) fail("cannot open", path);
     std::vector<long long> words;
@@ -127,7 +129,7 @@ private:
     std::vector<long long> storage_;
 };
 
-void append(std::vector<long long>& words, const std::vector<long long>& more) {
+inline void append(std::vector<long long>& words, const std::vector<long long>& more) {
     words.insert(words.end(), more.begin(), more.end());
 }
 

@@ -25,7 +25,11 @@
 //   dump NAME...                        after the task's last launch, copy these back
 //   end                                 ends the task
 // Buffers belong to their task: allocated, filled and freed there, so no task sees
-// what an earlier one left in device memory.
+// what an earlier one left in device memory. Each task also gets the module loaded
+// afresh (its __device__ variables back at their initialisers), and a task whose first
+// kernel differs from the previous task's starts in a new context (the device heap and
+// everything else an earlier kernel could have left are gone): no graded kernel can
+// hand its results to another.
 //
 // Files written in the working folder (little-endian; str = u32 length + bytes):
 //   module.bin: "GPRMOD01", u32 CUresult of loading the module, str error name, str
@@ -338,7 +342,7 @@ Plan readPlan(const std::string& path) {
 
 // ---- running it --------------------------------------------------------------------
 
-void openDevice() {
+CUdevice openDevice() {
     setenv("CUDA_MODULE_LOADING", "EAGER", 1);  // a module that cannot load says so when it loads
     need(::cuInit(0), "cuInit");
     int count = 0;
@@ -347,6 +351,17 @@ void openDevice() {
     CUdevice device = 0;
     need(::cuDeviceGet(&device, 0), "cuDeviceGet");
     ::cuDevicePrimaryCtxSetFlags(device, CU_CTX_SCHED_BLOCKING_SYNC);  // a preference: ignore a refusal
+    CUcontext context = nullptr;
+    need(::cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
+    need(::cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    return device;
+}
+
+// A new context: the old one's memory, device heap and modules are destroyed with it.
+void freshContext(CUdevice device) {
+    need(::cuDevicePrimaryCtxRelease(device), "cuDevicePrimaryCtxRelease");
+    need(::cuDevicePrimaryCtxReset(device), "cuDevicePrimaryCtxReset");
+    ::cuDevicePrimaryCtxSetFlags(device, CU_CTX_SCHED_BLOCKING_SYNC);
     CUcontext context = nullptr;
     need(::cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
     need(::cuCtxSetCurrent(context), "cuCtxSetCurrent");
@@ -552,7 +567,7 @@ int main(int argc, char** argv) {
     }
     const std::vector<char> image = readFile(plan.module);
 
-    openDevice();
+    const CUdevice device = openDevice();
     CUmodule module = nullptr;
     const CUresult loaded = ::cuModuleLoadData(&module, image.data());
     {
@@ -565,7 +580,19 @@ int main(int argc, char** argv) {
         w.close();
     }
     if (loaded != CUDA_SUCCESS) stop(kExitStopped, "the module did not load: " + errorName(loaded));
+    std::string previous = plan.tasks[picked.front()].launches.empty() ? "" : plan.tasks[picked.front()].launches[0].kernel;
+    bool first = true;
     for (size_t k : picked) {
+        const std::string graded = plan.tasks[k].launches.empty() ? "" : plan.tasks[k].launches[0].kernel;
+        if (!first) {
+            need(::cuModuleUnload(module), "cuModuleUnload");
+            module = nullptr;
+            if (graded != previous) freshContext(device);
+            const CUresult again = ::cuModuleLoadData(&module, image.data());
+            if (again != CUDA_SUCCESS) stop(kExitStopped, "the module did not load again: " + errorName(again));
+        }
+        first = false;
+        previous = graded;
         if (!runTask(k, plan.tasks[k], module, limit)) return kExitStopped;
     }
     return kExitDone;

@@ -10,6 +10,11 @@ exercise's maximum from its untouched starter). Never solutions/: grading must
 not need them, and the zip refuses any file whose bytes are a solution's.
 
 Entries are sorted with a fixed timestamp, so the same tree gives the same zip.
+Their modes are the owner's only (0700 executable, else 0600): the harness ships
+drill 03's counter (scanlab/scan_counts.py, which drill 03's grader imports) and
+the graders that draw the hidden inputs, and in partial isolation a sandboxed
+run may read whatever another uid may. run_autograder.py closes the unpacked
+folders themselves the same way (`protect`), whatever the unzip gave them.
 Exit status: 0 written; 1 refused (a solution would have gone in, or a file
 it needs is missing); 2 bad command line.
 """
@@ -97,7 +102,7 @@ def build(out: Path, repo: Path = REPO) -> list[str]:
             for name, path in chosen:
                 info = zipfile.ZipInfo(name, FIXED_TIME)
                 info.compress_type = zipfile.ZIP_DEFLATED
-                mode = 0o755 if name in EXECUTABLE else 0o644
+                mode = 0o700 if name in EXECUTABLE else 0o600  # nobody's but root's (see the top)
                 info.external_attr = (0o100000 | mode) << 16  # a regular file with these permissions
                 zf.writestr(info, path.read_bytes())
         os.chmod(temporary, 0o644)

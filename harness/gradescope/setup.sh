@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image (Ubuntu base).
 # It installs what the CPU graders need and then grades every CPU exercise's untouched
-# starter, which builds and caches the drivers and makes a missing tool fail here, in the
-# build log, instead of in a student's results. Day 31 needs an NVIDIA GPU and is not
-# graded on Gradescope's standard machines (harness/README.md, "Gradescope").
+# starter, which builds and caches the drivers (in source/cache) and makes a missing tool
+# fail here, in the build log, instead of in a student's results; last, it closes
+# /autograder/source to every other uid (root's, mode 0700/0600: in partial isolation the
+# sandboxed runs could read it otherwise; run_autograder does it again before each grading).
+# Day 31 needs an NVIDIA GPU and is not graded on Gradescope's standard machines
+# (harness/README.md, "Gradescope").
 #
 #   python3 (>= 3.11)   the graders (harness/grade.py and scanlab/)
 #   g++                 compiles the drill submissions and the harness's drivers
@@ -23,4 +26,4 @@ if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
   python=python3.11
 fi
 ln -sf "$(command -v "$python")" /usr/local/bin/scanlab-python3  # what run_autograder runs
-scanlab-python3 "$here/harness/gradescope/run_autograder.py" --prepare
+scanlab-python3 "$here/harness/gradescope/run_autograder.py" --prepare --root "$(dirname "$here")"

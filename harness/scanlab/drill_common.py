@@ -23,19 +23,27 @@ from pathlib import Path
 
 from .build import CXX_FLAGS, Program, compile_program, compiler_warnings
 from .build import cxx as find_cxx
-from .grading import TOO_LARGE, Report, read_submission
+from .grading import NO_SEED, SEED_WORDS, TOO_LARGE, Report, hidden_note, read_submission, reproduce_line, student_reproduce
 from .paths import REPO
 from .run import run_process
 from .sandbox import COMPILE_LIMITS, Limits, Outcome, Sandbox
 
 DRIVERS = REPO / "harness" / "drivers"
 SHIM02 = DRIVERS / "drill02_shim.cpp"
+# What each trusted program is built from (its cache key hashes all of them): the drivers,
+# and drill 02's judge, which never meets submission code (drill02_judge.cpp says why).
+SOURCES = {
+    "drill01": ("drill01_driver.cpp", "drill_io.hpp"),
+    "drill02": ("drill02_driver.cpp", "drill_io.hpp", "drill02_trace.hpp"),
+    "drill02_judge": ("drill02_judge.cpp", "drill_io.hpp", "drill02_trace.hpp"),
+}
 TIMEOUT_S = 5.0  # per driver run (wall and CPU seconds): one function on all its cases, or on one case.
 # A right answer needs well under 0.1 s for all of them; a hang costs two runs (all cases, then case by case).
 COMPILE_TIMEOUT_S = 300.0  # the grader's own programs (the drivers)
 POISON = -999_999_999  # what the drivers fill outputs and guard words with (drill_io.hpp)
 GUARD = 8  # guard words either side of every array handed to the submission (drill_io.hpp kGuard)
 DRIVER_ERROR = 90  # the drivers' own I/O failures (drill_io.hpp)
+TRACE_FULL = 92  # drill02_driver.cpp: a tree run of several cases logged its whole budget
 MAX_CASES_SHOWN = 3
 MAX_COMPILER_LINES = 40
 
@@ -100,8 +108,9 @@ _DRIVERS: dict[str, DriverObject] = {}
 
 
 def driver_key(drill: str, cxx: list[str]) -> str:
+    """A hash of everything the program `drill` (a key of SOURCES) is built from, and of the compiler."""
     digest = hashlib.sha256()
-    for source in (DRIVERS / f"{drill}_driver.cpp", DRIVERS / "drill_io.hpp"):
+    for source in (DRIVERS / name for name in SOURCES[drill]):
         digest.update(source.name.encode() + b"\0" + source.read_bytes() + b"\0")
     real = Path(cxx[0]).resolve()
     info = real.stat()
@@ -144,6 +153,45 @@ def driver_object(drill: str) -> DriverObject:
             return DriverObject(None, problem=f"the driver cache {folder} is not usable: {exc} (set SCANLAB_CACHE)")
         found = DriverObject(obj, frozenset(table["U"]), frozenset(table["strong"]), frozenset(table["weak"]))
         _DRIVERS[key] = found
+        return found
+
+
+_PROGRAMS: dict[str, DriverObject] = {}
+
+
+def harness_program(name: str) -> DriverObject:
+    """A harness-only executable (a key of SOURCES, e.g. "drill02_judge"), built and cached exactly as the
+    drivers are: outside any sandbox, once per version of its sources, renamed into place. Never linked
+    with submission code; run only inside a Sandbox, since what it reads comes from a submission's run.
+    `path` is the executable (the symbol fields stay empty)."""
+    cxx = find_cxx()
+    if cxx is None:
+        return DriverObject(None, problem="no C++ compiler on PATH (g++ is needed)")
+    key = f"{name}-{driver_key(name, cxx)}"
+    with _DRIVER_LOCK:
+        if key in _PROGRAMS:
+            return _PROGRAMS[key]
+        folder = cache_dir() / "drivers"
+        exe = folder / key
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            if not exe.is_file():
+                fd, tmp = tempfile.mkstemp(prefix=f".{key}-", dir=folder)
+                os.close(fd)
+                try:
+                    program = Program(name, (str(DRIVERS / SOURCES[name][0]),), compiler="c++",
+                                      include_dirs=(str(DRIVERS),))
+                    built = compile_program(program, folder, Path(tmp), COMPILE_TIMEOUT_S)
+                    if not built.ok:
+                        return DriverObject(None, problem=f"$ {built.reproduce}\n{built.output.strip()}")
+                    os.chmod(tmp, 0o755)
+                    os.replace(tmp, exe)
+                finally:
+                    Path(tmp).unlink(missing_ok=True)
+        except OSError as exc:
+            return DriverObject(None, problem=f"the driver cache {folder} is not usable: {exc} (set SCANLAB_CACHE)")
+        found = DriverObject(exe)
+        _PROGRAMS[key] = found
         return found
 
 
@@ -387,7 +435,7 @@ class Job:
     group: str  # the function (a check): its cases share a run
     index: int  # the case's place in its group
     mode: str
-    expected_words: int
+    expected_words: int | None  # None: a trace of any length, which a judge then checks word by word
     data: bytes | None = None
     arg: str | None = None
 
@@ -409,7 +457,7 @@ def run_driver(exe: Path, jobs: list[Job], timeout: float) -> list[Ran]:
     return interpret(outcome, data, [job.expected_words for job in jobs])
 
 
-def interpret(out: Outcome, data: bytes | None, expected_words: list[int]) -> list[Ran]:
+def interpret(out: Outcome, data: bytes | None, expected_words: list[int | None]) -> list[Ran]:
     stderr = out.stderr.strip().splitlines()
     tail = ("\n    stderr: " + "\n    stderr: ".join(stderr[-4:])) if stderr else ""
 
@@ -431,6 +479,9 @@ def interpret(out: Outcome, data: bytes | None, expected_words: list[int]) -> li
             return each("the program ended before the grader's driver wrote its results (exit(), quick_exit() or "
                         "_exit() in your code?)")
         return [Ran(True, words=words, dropped=out.output_dropped if k == 0 else 0) for k, words in enumerate(dumps)]
+    if out.returncode == TRACE_FULL and len(expected_words) > 1:
+        # Not the student's doing, and never shown: run_jobs runs each case alone next.
+        return each("the run's trace budget was spent; the cases are run one by one" + tail)
     if out.returncode == DRIVER_ERROR:
         return each("exit status 90: the grader's driver could not read its input or write its results (a harness "
                     "problem, unless your code exits with status 90 or touches files)" + tail)
@@ -438,20 +489,23 @@ def interpret(out: Outcome, data: bytes | None, expected_words: list[int]) -> li
                 f"check of your own?){tail}")
 
 
-def split_dumps(data: bytes | None, expected_words: list[int]) -> list[array] | None:
+def split_dumps(data: bytes | None, expected_words: list[int | None]) -> list[array] | None:
     """The driver's output file cut into one dump per case, or None unless every case's word
-    count is the expected one and nothing follows the last."""
-    if data is None or len(data) != 8 * sum(1 + w for w in expected_words):
+    count is the expected one (any that fits, for None) and nothing follows the last."""
+    if data is None or len(data) % 8:
         return None
     words = array("q")
     words.frombytes(data)
     dumps, at = [], 0
     for want in expected_words:
-        if words[at] != want:
+        if at >= len(words):
             return None
-        dumps.append(words[at + 1:at + 1 + want])
-        at += 1 + want
-    return dumps
+        count = words[at]
+        if not 0 <= count <= len(words) - at - 1 or (want is not None and count != want):
+            return None
+        dumps.append(words[at + 1:at + 1 + count])
+        at += 1 + count
+    return dumps if at == len(words) else None
 
 
 def run_jobs(exe: Path, jobs: list[Job], timeout: float) -> dict[tuple[str, int], Ran]:
@@ -481,16 +535,63 @@ def run_jobs(exe: Path, jobs: list[Job], timeout: float) -> dict[tuple[str, int]
     return {(job.group, job.index): ran for done in results for job, ran in done}
 
 
+# A judge of a trace (drill02_judge.cpp) is harness code, but what it reads came out of a submission's
+# process: it runs in a fresh sandbox, with the usual limits. It is linear in its input, so these are
+# never reached by a trace the driver wrote.
+JUDGE_LIMITS = Limits(cpu_s=20, wall_s=30, memory_bytes=2 << 30, file_bytes=64 << 20, processes=8)
+JUDGE_MALFORMED = 93  # drill02_judge.cpp: the trace is not one the driver writes
+JUDGE_GET_BYTES = 80 << 20  # what a judge may be handed or return; the sandbox caps a file at 64 MiB
+
+
+def run_judge(judge: Path, dumps: list[array], args: list[str], expected_words: list[int]) -> list[Ran]:
+    """Run `judge` once, in a FRESH sandbox holding only it and trace.bin (the dumps, each after its word
+    count, as the driver wrote them), after the run that made them has ended: `judge trace.bin judged.bin
+    ARG...`. One Ran per dump, with the judge's words; when the judge does not end well (a malformed
+    trace, a limit), every dump gets its problem (the caller may judge each alone to find which)."""
+    trace = array("q")
+    for words in dumps:
+        trace.append(len(words))
+        trace.extend(words)
+    data = trace.tobytes()
+    if len(data) > JUDGE_GET_BYTES:
+        return [Ran(False, "the trace is larger than any the grader's driver writes") for _ in dumps]
+    with Sandbox(gpu=False) as box:
+        box.put("judge", judge, executable=True)
+        box.put("trace.bin", data)
+        out = box.run(["./judge", "trace.bin", "judged.bin", *args], JUDGE_LIMITS)
+        judged = box.get("judged.bin", limit=JUDGE_GET_BYTES) if out.ok else None
+    if out.ok:
+        split = split_dumps(judged, expected_words)
+        if split is not None:
+            return [Ran(True, words=words) for words in split]
+    said = (out.stderr.strip().splitlines() or [out.describe()])[-1]
+    if out.returncode == JUDGE_MALFORMED and not out.limit:
+        problem = (f"the trace this run left is not one the grader's driver writes ({said}): something in the "
+                   "program wrote over the driver's log or its results file")
+    else:
+        problem = f"the grader's judge of the trace failed ({said}; a harness problem unless the trace was forged)"
+    return [Ran(False, problem) for _ in dumps]
+
+
 def words_bytes(words) -> bytes:
     return array("q", words).tobytes()
 
 
-def dropped_note(runs) -> list[str]:
+def dropped_note(runs, count: bool = True) -> list[str]:
+    """The note on output the sandbox discarded; count=False leaves out how many bytes (course mode:
+    a submission that prints as many bytes as a hidden size would learn that size from the count)."""
     total = sum(r.dropped for r in runs)
     if not total:
         return []
-    return [f"your code printed more than the grader keeps: {total} bytes of output were discarded (the checks "
-            "were still graded on the results; printing is not needed)"]
+    how_much = f"{total} bytes of output were discarded" if count else "the rest of its output was discarded"
+    return [f"your code printed more than the grader keeps: {how_much} (the checks were still graded on the "
+            "results; printing is not needed)"]
+
+
+def note_dropped(report: Report, runs) -> None:
+    """dropped_note in both modes' words (Report.note: the byte count is the instructor's in course mode)."""
+    for full, safe in zip(dropped_note(runs), dropped_note(runs, count=False)):
+        report.note(full, student=safe)
 
 
 def random_values(n: int, seed: int, salt: str, low: int = -15, high: int = 15) -> list[int]:
@@ -538,24 +639,6 @@ def n_of(case) -> int:
     return len(case.values)
 
 
-def shown_path(submission: Path) -> str:
-    """The submission's path relative to the repository root when it lies inside, else absolute."""
-    path = Path(os.path.abspath(submission))
-    try:
-        return str(path.relative_to(REPO.resolve()))
-    except ValueError:
-        try:
-            return str(path.resolve().relative_to(REPO.resolve()))
-        except ValueError:
-            return str(path)
-
-
-def reproduce_line(drill: str, submission: Path, seed: int) -> str:
-    """A shell-quoted command that runs from the repository root."""
-    return "reproduce: " + shlex.join(["python3", "harness/grade.py", drill, shown_path(submission),
-                                       "--seed", str(seed)])
-
-
 def builds_check(report: Report, linked: Linked, names: list[str]) -> bool:
     """The 'builds' check; when it fails, every other check fails as 'not run'."""
     report.notes.extend(linked.notes)
@@ -577,31 +660,64 @@ def gated(report: Report, name: str, passed: bool, feedback: str, counts: bool, 
         report.add(name, passed, feedback)
 
 
+HIDDEN = "hidden"  # a case label that starts with this names a hidden input (its size, its seed)
+IN_WORDS = ("the result is wrong on this case (its size, values and the seed that made them are your "
+            "instructor's)")
+
+
 @dataclass
 class Failure:
-    case_label: str
+    """One failing case of a check, as its grader describes it.
+
+    A hidden case (`hidden` set, or a label that starts with HIDDEN) is, in course mode, shown to
+    the student by `hidden` alone ("hidden case 3 of 7 (a large odd size)") with `in_words` and
+    `diagnosis_in_words`: what went wrong in words that name no size, index or value. The full
+    label and text, size and seed included, become the instructor's detail (Report.add)."""
+    case_label: str  # the full label: the size, how the values were made, the seed
     text: str  # what went wrong, with indices and values
     diagnosis: str = ""
     n: int | None = None  # the case's size, for the one-line list of further failures
     student: str | None = None  # course mode: `text` without the expected values (None: text is safe)
+    hidden: str | None = None  # a hidden case: its course-mode name, never its size (None: a public case)
+    in_words: str | None = None  # hidden, course mode: what went wrong (None: IN_WORDS)
+    diagnosis_in_words: str = ""  # hidden, course mode: the likely cause ("": none is shown)
+
+    def __post_init__(self):
+        if self.hidden is None and self.case_label.startswith(HIDDEN):
+            self.hidden = "a hidden case"  # a grader that names none still never shows the label
+
+
+def problem_in_words(problem: str) -> str:
+    """A run's problem (Ran.problem) for a hidden case in course mode: without the submission's own
+    stderr and exit status, which it could have set to a hidden size or value."""
+    head = problem.split("\n    stderr: ", 1)[0]
+    return re.sub(r"exit status \d+ inside your code", "an exit status of its own inside your code", head)
 
 
 def summarise(failures: list[Failure], cases_total: int, reproduce: str, student: bool = False) -> str:
-    """The failing cases as one check's feedback; student=True: the course-mode text."""
+    """The failing cases as one check's feedback; student=True: the course-mode text, where a hidden
+    case shows only its course-mode name and words and the reproduce line has no seed."""
     lines = []
     said = ""
     for f in failures[:MAX_CASES_SHOWN]:
-        lines.append(f"{f.case_label}:")
-        text = f.student if student and f.student is not None else f.text
+        if student and f.hidden is not None:
+            label, text, diagnosis = f.hidden, f.in_words or IN_WORDS, f.diagnosis_in_words
+        else:
+            label, diagnosis = f.case_label, f.diagnosis
+            text = f.student if student and f.student is not None else f.text
+        lines.append(f"{label}:")
         lines += [f"  {line}" for line in text.splitlines()]
-        if f.diagnosis and f.diagnosis != said:
-            lines.append(f"  likely cause: {f.diagnosis}")
-            said = f.diagnosis
+        if diagnosis and diagnosis != said:
+            lines.append(f"  likely cause: {diagnosis}")
+            said = diagnosis
     if len(failures) > MAX_CASES_SHOWN:
         more = failures[MAX_CASES_SHOWN:]
-        sizes = ", ".join(f"n={f.n}" for f in more if f.n is not None)
+        named = [f for f in more if not (student and f.hidden is not None)]
+        sizes = ", ".join([f"n={f.n}" for f in named if f.n is not None]
+                          + ([f"{len(more) - len(named)} hidden"] if len(named) < len(more) else []))
         lines.append(f"... and {len(more)} more failing case(s)" + (f": {sizes}" if sizes else ""))
-    lines.append(f"{len(failures)} of {cases_total} cases failed. {reproduce}")
+    lines.append(f"{len(failures)} of {cases_total} cases failed. "
+                 + (student_reproduce(reproduce) if student else reproduce))
     return "\n".join(lines)
 
 
@@ -615,6 +731,7 @@ def add_cases(report: Report, name: str, failures: list[Failure], cases_total: i
     safe_tail = [summarise(failures, cases_total, reproduce, student=True)] if failures else []
     report.add(name, False, "\n".join([t for t in (head,) if t] + tail),
                student="\n".join([t for t in (head,) if t] + safe_tail))
+
 
 def guarded(values: list[int]) -> array:
     """An array's storage as the driver lays it out: poisoned guard words either side."""

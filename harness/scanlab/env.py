@@ -19,7 +19,29 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
-KNOWN_REQUIREMENTS = ("nvcc", "hipcc", "gpu", "sanitizer", "triton", "ncu", "sandbox")
+KNOWN_REQUIREMENTS = ("nvcc", "hipcc", "gpu", "sanitizer", "triton", "ncu", "sandbox", "python39")
+OLDEST_PYTHON = "3.9"  # the oldest Python SETUP.md and requirements.txt promise the graders run on
+
+
+def oldest_python() -> str | None:
+    """A working python3.9: $SCANLAB_OLDEST_PYTHON, else python3.9 on PATH, else one pyenv built
+    (a pyenv shim on PATH may name a version that is not selected: each candidate is run)."""
+    named = os.environ.get("SCANLAB_OLDEST_PYTHON")
+    candidates = [named] if named else [shutil.which(f"python{OLDEST_PYTHON}")]
+    if not named:
+        for root in (Path(os.environ.get("PYENV_ROOT", "~/.pyenv")).expanduser(), Path("/root/.pyenv")):
+            candidates += sorted(str(p) for p in root.glob(f"versions/{OLDEST_PYTHON}.*/bin/python{OLDEST_PYTHON}"))
+    for candidate in candidates:
+        if not candidate or not os.access(candidate, os.X_OK):
+            continue
+        try:
+            said = subprocess.run([candidate, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                  capture_output=True, text=True, timeout=30).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if said == OLDEST_PYTHON:
+            return candidate
+    return None
 
 
 # What `make` hands its recipes (the top Makefile exports BUILD and the architectures)

@@ -40,6 +40,7 @@ import dataclasses
 import hashlib
 import math
 import os
+import random
 import re
 import shlex
 import shutil
@@ -55,10 +56,11 @@ from pathlib import Path
 
 from . import env, splitmix
 from .build import compiler_warnings, cuda_gencode
-from .grading import MODES, TOO_LARGE, Report, compare_exact, read_submission, reproduce_line, require_points, show
+from .grading import (MODES, TOO_LARGE, Report, compare_exact, hidden_note, read_submission, reproduce_line,
+                      require_points, show)
 from .paths import REPO
 from .run import run_process
-from .sandbox import (COMPILE_LIMITS, GPU_LIMITS, INSIDE as INSIDE_SCRATCH, Outcome, Sandbox,
+from .sandbox import (NVCC_COMPILE_LIMITS, GPU_LIMITS, INSIDE as INSIDE_SCRATCH, Outcome, Sandbox,
                       toolchain_dirs)
 
 BLOCKS = (32, 64, 256, 1024)
@@ -134,6 +136,7 @@ class Case:
     class), so their references are computed once too: treat them as read-only."""
     label: str
     values: list[float]
+    student_label: str = ""  # course mode: a hidden input named without its size or seed ("" = label)
     _outs: dict[int, bytes] = field(default_factory=dict, repr=False)
     _totals: dict[int, bytes] = field(default_factory=dict, repr=False)
 
@@ -161,11 +164,14 @@ def cases(seed: int) -> list[Case]:
     prefix stays below 2^24 and float sums are exact in any order: `!=` is fair.
     """
     found = [Case(f"page input: n={PAGE_N}, in[i] = (i % 8) + 1", cycle8(PAGE_N))]
-    for n, why in ((1, "a single element: lane 0 alone"),
-                   (1025, "one past the largest tile"),
-                   (100_003, "many tiles, a partial last tile at every block size")):
-        found.append(Case(f"random: n={n} ({why}), integers 0..15, grader seed {seed}",
-                          random_small(n, seed + n)))
+    # Hidden: drawn from the seed where the size has no reason of its own, so no file can be fitted
+    # to sizes it was once shown; in course mode a student sees neither these sizes nor the seed.
+    many = random.Random(f"{seed}/day31/many").randrange(50_001, 400_001, 2)  # odd: never whole tiles
+    for k, (n, why) in enumerate(((1, "a single element: lane 0 alone"),
+                                  (1025, "one past the largest tile"),
+                                  (many, "many tiles, a partial last tile at every block size")), start=1):
+        found.append(Case(f"hidden: random n={n} ({why}), integers 0..15, grader seed {seed}",
+                          random_small(n, seed + n), student_label=f"hidden input {k} of 3 ({why})"))
     return found
 
 
@@ -465,14 +471,22 @@ def _grade_answers(report: Report, answers: Answers) -> None:
                    f"kFreeTotalSentence must be one sentence (at least five words) saying why; it is {sentence!r}.")
 
 
-def _errors_first(errors: dict[str, list[str]]) -> list[str]:
+def _errors_first(errors: dict[str, list[tuple[str, str]]], student: bool = False) -> list[str]:
     """One line per distinct error, where it happened first, and how often it repeated."""
     lines = []
     for error, where in errors.items():
-        lines.append(f"{where[0]}: {error}")
+        lines.append(f"{where[0][1 if student else 0]}: {error}")
         if len(where) > 1:
             lines.append(f"  the same at {len(where) - 1} more launch(es)")
     return lines
+
+
+def student_mismatch(m, what: str, case: Case) -> str:
+    """A mismatch in course-mode words: where and what it holds, never the expected value; on a hidden
+    input not the count of wrong elements either (it would give away the size)."""
+    if not case.student_label:
+        return m.describe(what, expected=False)
+    return f"{what} is wrong; the first wrong element is {what}[{m.index}], which holds {show(m.actual)}"
 
 
 def evaluate(report: Report, answers: Answers, runs: list[CaseRun]) -> Report:
@@ -491,8 +505,9 @@ def evaluate(report: Report, answers: Answers, runs: list[CaseRun]) -> Report:
             for block, by_kernel in run.launches.items():
                 launch = by_kernel[kernel]
                 where = f"{run.case.label}, {block} threads"
+                shown = f"{run.case.student_label or run.case.label}, {block} threads"
                 if launch.error:
-                    errors.setdefault(launch.error, []).append(where)
+                    errors.setdefault(launch.error, []).append((where, shown))
                     continue
                 judged += 1
                 if len(side_lines) < MOST_LINES:
@@ -503,7 +518,7 @@ def evaluate(report: Report, answers: Answers, runs: list[CaseRun]) -> Report:
                     m = compare_exact(expected, out)
                     if m is not None and len(out_lines) < MOST_LINES:
                         out_lines.append((f"{where}: {m.describe('out')}",
-                                          f"{where}: {m.describe('out', expected=False)}"))
+                                          f"{shown}: {student_mismatch(m, 'out', run.case)}"))
                         diagnosis = diagnose_output(kernel, values, block, out)
                         if diagnosis:
                             out_lines.append((f"  likely cause: {diagnosis}",) * 2)
@@ -513,14 +528,15 @@ def evaluate(report: Report, answers: Answers, runs: list[CaseRun]) -> Report:
                     m = compare_exact(expected, totals)
                     if m is not None and len(total_lines) < MOST_LINES:
                         total_lines.append((f"{where}: {m.describe('block_totals')}",
-                                            f"{where}: {m.describe('block_totals', expected=False)}"))
+                                            f"{shown}: {student_mismatch(m, 'block_totals', run.case)}"))
                         diagnosis = diagnose_totals(values, block, totals)
                         if diagnosis:
                             total_lines.append((f"  likely cause: {diagnosis}",) * 2)
         crash_lines = _errors_first(errors)
+        student_crashes = _errors_first(errors, student=True)
         for name, lines in ((out_check(kernel), out_lines), (totals_check(kernel), total_lines)):
             full = "\n".join(crash_lines + [line for line, _ in lines])
-            report.add(name, not full, full, student="\n".join(crash_lines + [line for _, line in lines]))
+            report.add(name, not full, full, student="\n".join(student_crashes + [line for _, line in lines]))
 
     if judged == 0:
         report.add(SIDE_EFFECTS_CHECK, False, "nothing to judge: no launch of either kernel finished.")
@@ -769,7 +785,7 @@ def compile_submission(submission: Path) -> Compiled:
                                                "may include the system's and CUDA's headers only.")
             return fatbin
 
-        wrapped = box.run([*device, WRAPPER], COMPILE_LIMITS)
+        wrapped = box.run([*device, WRAPPER], NVCC_COMPILE_LIMITS)
         result = built(wrapped)
         if isinstance(result, Compiled):
             return result
@@ -778,7 +794,7 @@ def compile_submission(submission: Path) -> Compiled:
         if wrapped.limit:  # the same code alone would only hit the limit again
             return Compiled(None, feedback=_compiler_messages(wrapped))
         # Compile the submission alone: its kernels are graded even when the answers are not constants.
-        plain = box.run([*device, "-DSCANLAB_GRADER=1", "-x", "cu", name], COMPILE_LIMITS)
+        plain = box.run([*device, "-DSCANLAB_GRADER=1", "-x", "cu", name], NVCC_COMPILE_LIMITS)
         result = built(plain)
         if isinstance(result, Compiled):
             return result
@@ -811,6 +827,9 @@ def run_cases(runner: Path, fatbin: bytes, inputs: list[Case],
               printed: Printed | None = None) -> tuple[list[CaseRun], ModuleInfo | None]:
     """Every kernel at every block size on every input, in one fresh GPU sandbox.
 
+    Each launch gets the module loaded afresh and the second kernel a new context (see
+    drivers/day31_runner.cpp), and consecutive launches never share an input.
+
     One runner process takes all the launches (a CUDA context costs more to
     make than the launches take). A CUDA error spoils the process's context, so
     the runner stops there and a fresh process takes the launches left. A
@@ -818,7 +837,10 @@ def run_cases(runner: Path, fatbin: bytes, inputs: list[Case],
     """
     printed = printed if printed is not None else Printed()
     launches: list[dict[int, dict[str, Launch]]] = [{block: {} for block in BLOCKS} for _ in inputs]
-    pending = [(c, block, kernel) for c in range(len(inputs)) for block in BLOCKS for kernel in KERNELS]
+    # One kernel's launches, then the other's (the runner gives the second kernel a new context), and
+    # within a kernel the input changes at every launch: no launch follows one on the same input, so a
+    # kernel cannot pass by handing on, or picking up, what an earlier launch computed.
+    pending = [(c, block, kernel) for kernel in KERNELS for block in BLOCKS for c in range(len(inputs))]
     hung: dict[str, str] = {}
     module: ModuleInfo | None = None
     with Sandbox(gpu=True) as box:
@@ -889,7 +911,7 @@ def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str =
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     report = Report(exercise, str(submission), mode=mode)
-    report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce_line(exercise, submission, seed)}")
+    hidden_note(report, seed, reproduce_line(exercise, submission, seed))
     runner = build_runner()  # the probe built it already; a failure here is the grader's own error
     compiled = compile_submission(submission)
     if compiled.fatbin is None:
@@ -905,8 +927,10 @@ def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str =
     with gpu_lock or contextlib.nullcontext():  # a class's GPU runs take the GPU one at a time
         runs, module = run_cases(runner, compiled.fatbin, cases(seed), printed)
     if printed.discarded:
-        report.notes.append(f"the kernels printed more than the grader keeps: {printed.discarded} bytes were "
-                            "discarded (what a submission prints decides nothing)")
+        report.note(f"the kernels printed more than the grader keeps: {printed.discarded} bytes were "
+                    "discarded (what a submission prints decides nothing)",
+                    student="the kernels printed more than the grader keeps: the rest was discarded (what a "
+                            "submission prints decides nothing)")
 
     if not compiled.exports:
         answers = Answers(why=compiled.export_error)

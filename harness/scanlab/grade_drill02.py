@@ -12,8 +12,9 @@ from itertools import accumulate
 from pathlib import Path
 
 from .drill_common import (Failure, GUARD, Job, MAX_CASES_SHOWN, POISON, Ran, add_cases, big_values, build_submission,
-                           builds_check, cycle8, dropped_note, first_mismatch, gated, guarded, n_of, near_poison,
-                           random_values, reproduce_line, run_jobs, words_bytes)
+                           builds_check, cycle8, first_mismatch, gated, guarded, harness_program, hidden_note, n_of,
+                           near_poison, note_dropped, random_values, reproduce_line, run_jobs, run_judge,
+                           student_reproduce, words_bytes)
 from .grading import Report
 
 
@@ -296,9 +297,9 @@ def grade_drill02_operator(report: Report, ran: Ran, samples, reproduce: str) ->
         operator_right = False
         said = (f"{len(bad)} of {len(pairs)} pairs drawn from the test inputs are wrong; first: "
                 f"seg_combine(a, b) with a = {pt(a)}, b = {pt(b)} returned {pt(r)}")
-        cause = f"\n  likely cause: {explain_operator(a, b, r)}\n{reproduce}"
-        report.add(CHECK_OPERATOR, False, f"{said}, should be {pt(seg_op(a, b))}.{cause}",
-                   student=f"{said}.{cause}")
+        cause = f"\n  likely cause: {explain_operator(a, b, r)}\n"
+        report.add(CHECK_OPERATOR, False, f"{said}, should be {pt(seg_op(a, b))}.{cause}{reproduce}",
+                   student=f"{said}.{cause}{student_reproduce(reproduce)}")
     else:
         report.add(CHECK_OPERATOR, True)
 
@@ -309,11 +310,12 @@ def grade_drill02_operator(report: Report, ran: Ran, samples, reproduce: str) ->
             broken.append((a, left, right))
     if broken:
         a, left, right = broken[0]
-        report.add(CHECK_IDENTITY, False,  # "both must be a": the property, with a the submission was given
-                   f"seg_identity() is {pt(identity)}; for a = {pt(a)}: seg_combine(identity, a) "
-                   f"= {pt(left)} and seg_combine(a, identity) = {pt(right)}; both must be a "
-                   f"({len(broken)} of {len(elements)} elements fail). Blelloch pads the tree with the identity "
-                   f"and seeds the root with it, so it must change nothing on either side.\n{reproduce}")
+        said = (f"seg_identity() is {pt(identity)}; for a = {pt(a)}: seg_combine(identity, a) "
+                f"= {pt(left)} and seg_combine(a, identity) = {pt(right)}; both must be a "
+                f"({len(broken)} of {len(elements)} elements fail). Blelloch pads the tree with the identity "
+                f"and seeds the root with it, so it must change nothing on either side.\n")
+        # "both must be a": the property, with the a the submission was given
+        report.add(CHECK_IDENTITY, False, said + reproduce, student=said + student_reproduce(reproduce))
     else:
         gated(report, CHECK_IDENTITY, True, "", operator_right, gate_why)
 
@@ -324,13 +326,13 @@ def grade_drill02_operator(report: Report, ran: Ran, samples, reproduce: str) ->
             broken_triples.append((a, b, c, left, right))
     if broken_triples:
         a, b, c, left, right = broken_triples[0]
-        report.add(CHECK_ASSOCIATIVE, False,
-                   f"seg_combine is not associative: {len(broken_triples)} of {len(triples)} triples drawn from "
-                   f"the test inputs break it; first: a = {pt(a)}, b = {pt(b)}, c = {pt(c)}: "
-                   f"seg_combine(seg_combine(a, b), c) = {pt(left)} but seg_combine(a, seg_combine(b, c)) "
-                   f"= {pt(right)}. A tree scan brackets the same "
-                   f"terms differently for every n and every schedule, so a non-associative operator gives "
-                   f"answers that depend on the schedule.\n{reproduce}")
+        said = (f"seg_combine is not associative: {len(broken_triples)} of {len(triples)} triples drawn from "
+                f"the test inputs break it; first: a = {pt(a)}, b = {pt(b)}, c = {pt(c)}: "
+                f"seg_combine(seg_combine(a, b), c) = {pt(left)} but seg_combine(a, seg_combine(b, c)) "
+                f"= {pt(right)}. A tree scan brackets the same "
+                f"terms differently for every n and every schedule, so a non-associative operator gives "
+                f"answers that depend on the schedule.\n")
+        report.add(CHECK_ASSOCIATIVE, False, said + reproduce, student=said + student_reproduce(reproduce))
     else:
         gated(report, CHECK_ASSOCIATIVE, True, "", operator_right, gate_why)
 
@@ -370,10 +372,10 @@ def grade_drill02_schedules(report: Report, runs: dict[tuple[str, int], Ran], ca
         add_cases(report, name, failures, len(cases), reproduce)
 
 
-# The driver's trace of tree_scan_inclusive (drill02_driver.cpp, enum Kind and enum Bad).
+# The judge's verdict on the driver's trace of tree_scan_inclusive (drill02_judge.cpp, enum Kind and enum Bad).
 KIND_UNSET, KIND_EMPTY, KIND_RANGE, KIND_BROKEN, KIND_OUTSIDE, KIND_FORGED, KIND_UNTRACED = range(7)
 BAD_OVERLAP, BAD_SWAPPED, BAD_GAP, BAD_UNSET, BAD_OUTSIDE, BAD_FORGED = range(1, 7)
-TRACE_CAP = 1 << 23  # combines the driver traces (kTraceCap)
+TRACE_CAP = 1 << 22  # combines the driver logs per case (drill02_trace.hpp kTraceCap)
 
 
 def traced_text(kind: int, lo: int, hi: int) -> str:
@@ -409,11 +411,17 @@ def explain_bad_combine(bad: int, a: tuple[int, int, int], b: tuple[int, int, in
     return first
 
 
+def drawn_tree_size(seed: int) -> int:
+    """Odd, 5001..8999: never a size drill 03 asks about (1000, 1024 and the warp sizes), so the
+    combine count the report notes at this size is never one of drill 03's answers."""
+    return random.Random(f"{seed}/drill02/tree").randrange(5001, 9000, 2)
+
+
 def tree_sizes(seed: int) -> list[tuple[int, str]]:
-    drawn = random.Random(f"{seed}/drill02/tree").randrange(5001, 9000, 2)
+    drawn = drawn_tree_size(seed)
     return [(0, "empty"), (1, "one element"), (2, "two"), (3, "three: not a power of two"), (8, "the page's 8"),
             (255, "a 256-tile minus one"), (256, "a power of two"), (257, "a 256-tile plus one"),
-            (1000, "not a power of two"), (4097, "a power of two plus one"), (drawn, f"drawn from seed {seed}"),
+            (1000, "not a power of two"), (4097, "a power of two plus one"), (drawn, f"hidden: drawn from seed {seed}"),
             (65_537, "large: 2^16 + 1")]
 
 
@@ -428,9 +436,42 @@ def work_bound(n: int) -> int:
 
 
 def tree_jobs(seed: int) -> list[Job]:
-    """tree_scan_inclusive runs: the size is the whole input (the driver makes the traced elements)."""
-    return [Job("tree", number, "tree", 8 + 4 * (n + 2 * GUARD), arg=str(n))
-            for number, (n, _) in enumerate(tree_sizes(seed))]
+    """tree_scan_inclusive runs: the size is the whole input (the driver makes the traced elements).
+    Their dumps are traces of any length (drill02_trace.hpp), judged afterwards by judge_tree."""
+    return [Job("tree", number, "tree", None, arg=str(n)) for number, (n, _) in enumerate(tree_sizes(seed))]
+
+
+def judged_words(n: int) -> int:
+    """The judge's words for one size: combines, bad, the bad pair, then kind, lo, hi, depth of every slot."""
+    return 8 + 4 * (n + 2 * GUARD)
+
+
+def judge_tree(runs: dict[tuple[str, int], Ran], seed: int) -> None:
+    """Replace every finished tree run's trace with the judge's words (drill02_judge.cpp).
+
+    The judge runs now, after the submission's process has ended, in a fresh sandbox that holds only
+    the judge and the traces: nothing of the submission can reach it, and it recomputes every range
+    and depth from the log. All sizes are judged in one run; if that fails (a malformed trace: the
+    driver never writes one), each size is judged alone, so only the forged ones fail."""
+    sizes = [n for n, _ in tree_sizes(seed)]
+    numbers = [k for k in range(len(sizes)) if (ran := runs.get(("tree", k))) is not None and ran.ok]
+    if not numbers:
+        return
+    judge = harness_program("drill02_judge")
+
+    def judged(ks: list[int]) -> list[Ran]:
+        if judge.path is None:
+            return [Ran(False, "the grader could not build its judge of the trace (a harness problem, not yours; "
+                               f"tell your instructor):\n{judge.problem}") for _ in ks]
+        return run_judge(judge.path, [runs[("tree", k)].words for k in ks], [str(sizes[k]) for k in ks],
+                         [judged_words(sizes[k]) for k in ks])
+
+    verdicts = judged(numbers)
+    if len(numbers) > 1 and judge.path is not None and not all(v.ok for v in verdicts):
+        verdicts = [judged([k])[0] for k in numbers]
+    for k, verdict in zip(numbers, verdicts):
+        verdict.dropped = runs[("tree", k)].dropped
+        runs[("tree", k)] = verdict
 
 
 def moved_guard(kinds: array, los: array, n: int) -> int | None:
@@ -442,11 +483,12 @@ def moved_guard(kinds: array, los: array, n: int) -> int | None:
 
 
 def grade_drill02_tree(report: Report, runs: dict[tuple[str, int], Ran], seed: int, reproduce: str) -> None:
+    """From the judge's words (judge_tree has run): the order check and the depth and work check."""
     order_failures: list[Failure] = []
     depth_failures: list[Failure] = []
     sizes = tree_sizes(seed)
     for number, (n, why) in enumerate(sizes):
-        label = f"n={n} ({why})"
+        label = f"hidden: n={n} ({why[len('hidden: '):]})" if why.startswith("hidden") else f"n={n} ({why})"
         ran = runs.get(("tree", number))
         if ran is None:
             break  # skipped: an earlier size timed out
@@ -482,10 +524,15 @@ def grade_drill02_tree(report: Report, runs: dict[tuple[str, int], Ran], seed: i
             safe.append(lines[-1])
         if lines:
             order_failures.append(Failure(label, "\n".join(lines), diagnosis, n, "\n".join(safe)))
-        if n == 1000:
-            # No comparison with Hillis-Steele's or Blelloch's counts here: those are drill 03's answers.
-            report.note(f"tree_scan_inclusive did {combines} combines at n = 1000 (a sequential loop does "
-                        "n - 1 = 999; drill 03 counts what the two trees do)")
+        if n == drawn_tree_size(seed):
+            # Only at the drawn size, and with no comparison with Hillis-Steele's or Blelloch's counts: at a
+            # size drill 03 asks about (1000, 1024) this count would be one of its answers (hs_adds_1000).
+            # Course mode keeps the seed and the size for the instructor.
+            said = "drill 03 counts what the two trees do"
+            report.note(f"tree_scan_inclusive did {combines} combines at n = {n}, the size drawn from seed {seed} "
+                        f"(a sequential loop does n - 1 = {n - 1}; {said})",
+                        student=f"tree_scan_inclusive did {combines} combines at a size drawn for this grade (a "
+                                f"sequential loop does n - 1; {said})")
         deepest = max(range(n), key=lambda i: depths[i], default=None)
         if deepest is not None and depths[deepest] > depth_bound(n):
             sequential = " That is a left-to-right loop (each x[i] waits for x[i-1]): correct, but not the " \
@@ -589,7 +636,7 @@ def grade_drill02_tile(report: Report, runs: dict[tuple[str, int], Ran], cases: 
 def grade_drill02(submission: Path, workdir: Path, seed: int, timeout: float, mode: str = "self-study") -> Report:
     report = Report("drill02", submission.name, mode=mode)
     reproduce = reproduce_line("drill02", submission, seed)
-    report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce}")
+    hidden_note(report, seed, reproduce)
     with ThreadPoolExecutor(max_workers=1) as background:  # the inputs are made while the compiler works
         building = background.submit(build_submission, "drill02", submission, workdir)
         cases = drill02_cases(seed)
@@ -600,7 +647,8 @@ def grade_drill02(submission: Path, workdir: Path, seed: int, timeout: float, mo
     if not builds_check(report, linked, DRILL02_CHECKS):
         return report
     runs = run_jobs(linked.exe, jobs, timeout)
-    report.notes.extend(dropped_note(runs.values()))
+    note_dropped(report, runs.values())
+    judge_tree(runs, seed)
     grade_drill02_operator(report, runs[("ops", 0)], samples, reproduce)
     grade_drill02_schedules(report, runs, cases, reproduce)
     grade_drill02_tree(report, runs, seed, reproduce)

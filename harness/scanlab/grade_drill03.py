@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 try:
@@ -96,20 +97,82 @@ HINTS03_COURSE = {
 PROSE_PLACEHOLDER = "_(write your answer here)_"
 
 
+# The answer sheet is parsed in the grader's own process, so nothing in it may cost more than a
+# pass over the text: plain string methods and one regex that cannot backtrack (a single character
+# class, nothing after it). The regexes this replaced took minutes on one line of 100,000 spaces.
+# What is read is bounded as well: the sheet is about 200 lines and a slot line about 40 characters.
+MAX_LINES = 20_000  # lines read for answers; the rest of the file is not read
+MAX_LINE_CHARS = 2_000  # a slot line longer than this is not read (its slot says why)
+MAX_PROSE = 40  # prose answers listed for the instructor (the sheet asks for 8)
+_NAME = re.compile(r"[a-z][a-z0-9_]*")  # one greedy class, nothing after it: linear, no backtracking
+_SUFFIXES = ("%", "x", "X", "×")  # a trailing percent or times sign is ignored
+_PREFIXES = ("~", "≈", "about")  # so is a leading "about"
+
+
+@dataclass
+class Sheet:
+    """What the answer file says: every slot line's raw value, and what was too large to read."""
+    slots: dict[str, str] = field(default_factory=dict)  # name -> the raw text after `=` (the first line wins)
+    too_long: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (line number, its length)
+    long_lines: int = 0  # slot-like lines (`name = ...`) over MAX_LINE_CHARS, whatever their name
+    lines_left_out: bool = False  # the file has more than MAX_LINES lines
+    text: str = ""  # the lines that were read, as they were (what prose_answers reads)
+
+
+def slot_line(line: str) -> tuple[str, str] | None:
+    r"""(name, raw value) when `line` reads `name = value` (optionally in back-ticks), else None.
+
+    The same lines and values as the regex ^\s*`?([a-z][a-z0-9_]*)\s*=\s*(.*?)`?\s*$ gave:
+    str.strip() strips exactly what \s matches, and the value loses one closing back-tick."""
+    rest = line.lstrip()
+    if rest.startswith("`"):
+        rest = rest[1:]
+    name = _NAME.match(rest)
+    if name is None:
+        return None
+    rest = rest[name.end():].lstrip()
+    if not rest.startswith("="):
+        return None
+    value = rest[1:].strip()
+    return name.group(0), value[:-1] if value.endswith("`") else value
+
+
+def read_sheet(text: str) -> Sheet:
+    """Every slot line of the first MAX_LINES lines, each line looked at once."""
+    sheet = Sheet(text=text)
+    lines = text.splitlines()
+    if len(lines) > MAX_LINES:
+        sheet.lines_left_out, lines = True, lines[:MAX_LINES]
+        sheet.text = "".join(text.splitlines(keepends=True)[:MAX_LINES])
+    for number, line in enumerate(lines, 1):
+        found = slot_line(line)
+        if found is None:
+            continue
+        name, value = found
+        first = name not in sheet.slots and name not in sheet.too_long
+        if len(line) > MAX_LINE_CHARS:
+            sheet.long_lines += 1
+            if first:
+                sheet.too_long[name] = (number, len(line))
+        elif first:
+            sheet.slots[name] = value
+    return sheet
+
+
 def parse_slots(text: str) -> dict[str, str]:
-    """name -> the raw text after `=`, for every known slot line (the first one wins)."""
-    found: dict[str, str] = {}
-    for line in text.splitlines():
-        m = re.match(r"^\s*`?([a-z][a-z0-9_]*)\s*=\s*(.*?)`?\s*$", line)
-        if m and m.group(1) not in found:
-            found[m.group(1)] = m.group(2)
-    return found
+    """name -> the raw text after `=`, for every slot line that was read (the first one wins)."""
+    return read_sheet(text).slots
 
 
 def parse_number(raw: str) -> float | None:
-    """None when unanswered; raises ValueError when not a number."""
-    text = raw.split("#")[0].strip().strip("`").strip()
-    text = re.sub(r"\s*(%|x|X|×)$", "", re.sub(r"^(~|≈|about)\s*", "", text))
+    """None when unanswered; raises ValueError when not a number. Linear in len(raw)."""
+    text = raw.partition("#")[0].strip().strip("`").strip()
+    for prefix in _PREFIXES:
+        if text.startswith(prefix):
+            text = text[len(prefix):].lstrip()
+            break
+    if text.endswith(_SUFFIXES):
+        text = text[:-1].rstrip()
     if not text.replace("_", "").strip():
         return None
     return float(text.replace(",", "").replace("_", ""))
@@ -118,7 +181,7 @@ def parse_number(raw: str) -> float | None:
 def prose_answers(text: str) -> list[tuple[str, str]]:
     """(question heading, answer text) for every question that asks for prose."""
     answers = []
-    for section in re.split(r"^## ", text, flags=re.M)[1:]:
+    for section in re.split(r"^## ", text, flags=re.M)[1:]:  # a literal after an anchor: linear
         heading, _, body = section.partition("\n")
         if "**Answer:**" not in body:
             continue
@@ -149,9 +212,21 @@ def grade_drill03(submission: Path, workdir: Path, seed: int, timeout: float, mo
     if reference is None:
         report.notes.append(NO_COUNTER)
 
-    answers = parse_slots(text)
+    sheet = read_sheet(text)
+    if sheet.lines_left_out:
+        report.notes.append(f"your file has more than {MAX_LINES:,} lines: only the first {MAX_LINES:,} were read "
+                            "(the answer sheet has about 200).")
+    if sheet.long_lines:
+        report.notes.append(f"{sheet.long_lines:,} line(s) of the form `name = ...` are over {MAX_LINE_CHARS:,} "
+                            "characters long and were not read (an answer line is about 40).")
+    answers = sheet.slots
     for slot, what in SLOTS03.items():
         counted = reference[slot] if reference is not None else None
+        if slot in sheet.too_long:
+            number, length = sheet.too_long[slot]
+            report.add(slot, False, f"not read: the line `{slot} = ...` (line {number:,}) is {length:,} characters "
+                                    f"long; an answer line is read only up to {MAX_LINE_CHARS:,} ({what}).")
+            continue
         if slot not in answers:
             report.add(slot, False, f"missing: the line `{slot} = ____` is not in the file ({what}).")
             continue
@@ -183,11 +258,16 @@ def grade_drill03(submission: Path, workdir: Path, seed: int, timeout: float, mo
             student += f"\n  likely cause: {HINTS03_COURSE[slot][value]}"
         report.add(slot, False, feedback, student=student)
 
-    for heading, answer in prose_answers(text):
+    answered = prose_answers(sheet.text)
+    for heading, answer in answered[:MAX_PROSE]:
+        heading = heading if len(heading) <= 200 else heading[:200] + " ..."
         if answer:
             flat = " ".join(answer.split())
             report.notes.append(f"{heading} (prose, for the instructor): "
                                 f"{flat if len(flat) <= 1200 else flat[:1200] + ' ...'}")
         else:
             report.notes.append(f"{heading}: prose answer not written yet")
+    if len(answered) > MAX_PROSE:
+        report.notes.append(f"and {len(answered) - MAX_PROSE:,} more **Answer:** sections, not listed (the sheet "
+                            "has 8).")
     return report

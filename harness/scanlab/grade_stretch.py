@@ -33,8 +33,8 @@ from pathlib import Path
 
 from . import env, ptx
 from .build import cuda_gencode
-from .grading import MODES, TOO_LARGE, Report, read_submission, require_points, reproduce_line
-from .sandbox import COMPILE_LIMITS, Sandbox
+from .grading import MODES, TOO_LARGE, Report, hidden_note, read_submission, require_points, reproduce_line
+from .sandbox import NVCC_COMPILE_LIMITS, Sandbox
 
 WRAPPER = "scanlab_stretch_wrapper.cu"
 MODULE = "module.fatbin"
@@ -77,6 +77,7 @@ class Case06:
     type: str  # a key of TYPES06
     values: list[int]
     flags: list[int]
+    student_label: str = ""  # course mode: a size drawn from the seed, named without it ("" = label)
     offsets: list[int] = field(init=False)
 
     def __post_init__(self):
@@ -125,9 +126,19 @@ def cases06(seed: int) -> list[Case06]:
                 # int64 values carry their index above bit 32 (the predicate reads the low part), so an
                 # element out of place never looks right, and a 32-bit copy of one loses it.
                 values = [(i << 32) + v for i, v in enumerate(small)] if type_name == "int64" else small
-                found.append(Case06(f"{type_name}, n={n} ({why}), predicate {pred_name}, seed {seed}",
-                                    type_name, values, flags))
+                label = f"{type_name}, n={n} ({why}), predicate {pred_name}"
+                found.append(Case06(label, type_name, values, flags,
+                                    student_label=label.replace(f"n={n} ", "") if "drawn" in why else ""))
     return found
+
+
+def course_text(text: str, cases) -> str:
+    """`text` as a course-mode student sees it: a size drawn from the seed is not named (the seed and
+    the size stay in the instructor's detail), so no file can be fitted to the inputs that grade it."""
+    for case in sorted(cases, key=lambda c: -len(c.label)):
+        if case.student_label and case.label in text:
+            text = text.replace(case.label, case.student_label)
+    return text
 
 
 def _pack(values: list[int], code: str) -> bytes:
@@ -205,7 +216,7 @@ def grade06(submission: Path, workdir: Path, seed: int, mode: str, gpu_lock=None
     from .gpu_plan import run_plan
 
     report = Report("drill06", submission.name, mode=mode)
-    report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce_line('drill06', submission, seed)}")
+    hidden_note(report, seed, reproduce_line("drill06", submission, seed))
     fatbin, why = compile_device(submission, wrapper06)
     if fatbin is None:
         report.add("builds", False, f"your file's device code did not compile:\n{why}")
@@ -233,7 +244,7 @@ def grade06(submission: Path, workdir: Path, seed: int, mode: str, gpu_lock=None
         text = "\n".join(shown + lines[:3] + ([f"... {len(lines)} failing cases in all"] if len(lines) > 3 else []))
         if lines and diagnosis:
             text += f"\n  likely cause: {diagnosis}"
-        report.add(name, not errors and not lines, text)
+        report.add(name, not errors and not lines, text, student=course_text(text, cases))
     right = report.check(CHECK_FRONT).passed or report.check(CHECK_BACK).passed
     if not right and not sides:  # a scatter that writes nothing has no stray write: not a point for free
         report.add(CHECK_CLEAN, False, "not counted yet: this check counts once a part of the output is right.")
@@ -257,6 +268,7 @@ class ScanCase:
     grid: int
     values: list[int]
     extra: list = field(default_factory=list)  # (name, type, count, init) buffers after in and out, for 05
+    student_label: str = ""  # course mode: a size drawn from the seed, named without it ("" = label)
     args: list[str] = field(default_factory=list)  # launch arguments after @in @out u64:n
 
     def expected(self) -> list[int]:
@@ -324,7 +336,7 @@ def grade_scans(exercise: str, checks: list[str], clean: str, wrapper, cases: li
     from .gpu_plan import run_plan
 
     report = Report(exercise, submission.name, mode=mode)
-    report.notes.append(f"hidden inputs drawn with seed {seed}; {reproduce_line(exercise, submission, seed)}")
+    hidden_note(report, seed, reproduce_line(exercise, submission, seed))
     fatbin, why, ptx = _compile_device(submission, wrapper, want_ptx=code_check is not None)
     if fatbin is None:
         report.add("builds", False, f"your file's device code did not compile:\n{why}")
@@ -351,7 +363,8 @@ def grade_scans(exercise: str, checks: list[str], clean: str, wrapper, cases: li
     for name in checks:
         found = errors[name][:3] + lines[name][:3]
         more = len(errors[name]) + len(lines[name]) - len(found)
-        report.add(name, not found, "\n".join(found + ([f"... and {more} more failing case(s)"] if more > 0 else [])))
+        text = "\n".join(found + ([f"... and {more} more failing case(s)"] if more > 0 else []))
+        report.add(name, not found, text, student=course_text(text, cases))
     if not any(report.check(name).passed for name in checks) and not sides:
         report.add(clean, False, "not counted yet: this check counts once a part of the output is right.")
     else:
@@ -407,10 +420,11 @@ def cases04(seed: int) -> list[ScanCase]:
                 for inclusive in (True, False):
                     for n, why in sizes:
                         values = _scan_values(n, seed, f"drill04/{n}", 15)
-                        found.append(ScanCase(check, f"{width} lanes, {block} threads, "
-                                              f"{'inclusive' if inclusive else 'exclusive'} {SPELLED[kind][0]}, "
-                                              f"n={n} ({why})", kernel04(width, inclusive, kind), kind, inclusive,
-                                              block, block, block, -(-n // block), values))
+                        label = (f"{width} lanes, {block} threads, {'inclusive' if inclusive else 'exclusive'} "
+                                 f"{SPELLED[kind][0]}, n={n} ({why})")
+                        found.append(ScanCase(check, label, kernel04(width, inclusive, kind), kind, inclusive,
+                                              block, block, block, -(-n // block), values,
+                                              student_label=label.replace(f"n={n} ", "") if n == drawn else ""))
     return found
 
 
@@ -485,9 +499,10 @@ def cases05(seed: int) -> list[ScanCase]:
     for inclusive, check in ((False, CHECK05_EXCL), (True, CHECK05_INCL)):
         for kind in ("f32", "i32"):
             for n, why in sizes:
-                found.append(case05(check, f"{'inclusive' if inclusive else 'exclusive'} {SPELLED[kind][0]}, "
-                                    f"n={n} ({why})", "tuned", kind, inclusive,
-                                    _scan_values(n, seed, f"drill05/{n}", 3)))
+                label = f"{'inclusive' if inclusive else 'exclusive'} {SPELLED[kind][0]}, n={n} ({why})"
+                found.append(case05(check, label, "tuned", kind, inclusive, _scan_values(n, seed, f"drill05/{n}", 3)))
+                if n == drawn:
+                    found[-1].student_label = label.replace(f"n={n} ", "")
     n = (1 << 22) + 5  # 131,073 tiles of 32: hundreds of times what the GPU holds at once
     found.append(case05(CHECK05_MANY, f"exclusive int32, n={n} in 32-element tiles: {-(-n // 32)} tiles",
                         "tiny", "i32", False, _scan_values(n, seed, "drill05/many", 3)))
@@ -565,7 +580,7 @@ def _compile_device(submission: Path, wrapper, want_ptx: bool) -> tuple[bytes | 
         box.put(name, data)
         box.put(WRAPPER, wrapper(name).encode())
         outcome = box.run([nvcc, *DEVICE_FLAGS, *cuda_gencode(), "-MD", "-MF", DEPENDENCIES, "-o", MODULE, WRAPPER],
-                          COMPILE_LIMITS)
+                          NVCC_COMPILE_LIMITS)
         fatbin = box.get(MODULE) if outcome.ok else None
         if not fatbin:
             return None, _compiler_messages(outcome), None
@@ -577,7 +592,7 @@ def _compile_device(submission: Path, wrapper, want_ptx: bool) -> tuple[bytes | 
         if not want_ptx:
             return fatbin, "", None
         newest = [flag for flag in cuda_gencode() if flag.startswith("arch=")][-1].split("code=")[-1]
-        outcome = box.run([nvcc, *DEVICE_FLAGS[:-1], "-ptx", f"-arch={newest}", "-o", PTX, WRAPPER], COMPILE_LIMITS)
+        outcome = box.run([nvcc, *DEVICE_FLAGS[:-1], "-ptx", f"-arch={newest}", "-o", PTX, WRAPPER], NVCC_COMPILE_LIMITS)
         ptx = box.get(PTX, limit=PTX_LIMIT_BYTES) if outcome.ok else None
         if not ptx:
             return fatbin, (_compiler_messages(outcome) if not outcome.ok else

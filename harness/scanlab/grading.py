@@ -25,9 +25,13 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import shlex
 import tempfile
-import tomllib
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.9 and 3.10: the same parser, from PyPI (requirements.txt pins it)
+    import tomli as tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -311,14 +315,39 @@ def write_results_atomically(results: dict, path: Path) -> None:
         raise
 
 
+def shown_path(submission: Path | str) -> str:
+    """The submission's path relative to the repository root when it lies inside, else absolute."""
+    path = Path(os.path.abspath(submission))
+    try:
+        return str(path.relative_to(REPO.resolve()))
+    except ValueError:
+        try:
+            return str(path.resolve().relative_to(REPO.resolve()))
+        except ValueError:
+            return str(path)
+
+
 def reproduce_line(exercise: str, submission: Path | str, seed: int) -> str:
     """The command that grades the same inputs again, shell-quoted, to run from the repository root."""
-    path = Path(submission)
-    try:
-        shown = str(path.resolve().relative_to(REPO))
-    except ValueError:
-        shown = str(path.resolve())
-    return f"reproduce: {shlex.join(['python3', 'harness/grade.py', exercise, shown, '--seed', str(seed)])}"
+    return "reproduce: " + shlex.join(["python3", "harness/grade.py", exercise, shown_path(submission),
+                                       "--seed", str(seed)])
+
+
+SEED_WORDS = re.compile(r" --seed \d+$")
+NO_SEED = "(with no seed it draws fresh hidden inputs; the seed of this grade is your instructor's)"
+
+
+def student_reproduce(reproduce: str) -> str:
+    """A course-mode student's copy of a reproduce_line: the same command without `--seed S`. The
+    seed stays with the instructor: with it, a file could be fitted to the very inputs that grade it."""
+    return f"{SEED_WORDS.sub('', reproduce)} {NO_SEED}"
+
+
+def hidden_note(report: Report, seed: int, reproduce: str) -> None:
+    """The note every seeded grader starts with: the seed and the reproduce line; in course mode the
+    student's copy has neither the seed nor `--seed`, and the full note is the instructor's."""
+    report.note(f"hidden inputs drawn with seed {seed}; {reproduce}",
+                student=f"hidden inputs drawn from a seed your instructor keeps; {student_reproduce(reproduce)}")
 
 
 def show(value: float) -> str:

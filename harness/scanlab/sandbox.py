@@ -27,8 +27,14 @@ and `--require-sandbox` makes the graders refuse to run without full isolation.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import errno
+import fcntl
 import os
+import platform
 import random
+import re
 import selectors
 import shutil
 import signal
@@ -61,6 +67,7 @@ MAX_GET_BYTES = 256 << 20
 OOM_EXIT = 91  # drivers' new_handler: print OOM_MARKER and _Exit(91)
 OOM_MARKER = "scanlab: out of memory"
 POLL_S = 0.05
+TAIL_BYTES = 16 << 10
 
 
 @dataclass(frozen=True)
@@ -71,10 +78,26 @@ class Limits:
     file_bytes: int = 64 << 20
     processes: int = 64
     output_bytes: int = 256 << 10  # per stream
+    # A compiler run: its limits are named "compile ..." and a tool of the compile (cc1plus, cicc,
+    # ptxas, as) killed by one is recognised from the compiler driver's own report of it. A compile
+    # also gets no device but /dev/null (an #include of a terminal or of /dev/zero must not block or
+    # fill memory), and neither sockets nor System V IPC.
+    compiler: bool = False
 
 
-COMPILE_LIMITS = Limits(cpu_s=120, wall_s=180, memory_bytes=4 << 30, processes=64)
+# Measured (2026-12, 2 cores): the slowest correct submission compiles in 0.5 s with g++ (drill 02,
+# preprocessed and compiled) and in 10 s with nvcc (drill 05's answer, sm_75 + sm_90 + PTX); the
+# limits leave a margin of 20x and 4-6x for a loaded class machine. Memory: cc1plus peaks under
+# 100 MB, nvcc's cicc under 700 MB (RLIMIT_AS counts address space, so nvcc gets more).
+COMPILE_LIMITS = Limits(cpu_s=10, wall_s=20, memory_bytes=2 << 30, processes=32, compiler=True)
+NVCC_COMPILE_LIMITS = Limits(cpu_s=40, wall_s=60, memory_bytes=4 << 30, processes=32, compiler=True)
 GPU_LIMITS = Limits(cpu_s=60, wall_s=60, memory_bytes=None, processes=64)
+# The scratch folder of a sandbox, where its runs write: a tmpfs of this size (mounted by the grader
+# when it runs as root), or, where it cannot mount, the growth of the folder's file system watched
+# while a run lasts. The largest legitimate use is a few drill dumps (tens of MiB).
+DISK_BYTES = 512 << 20
+DISK_INODES = 16384
+HOSTNAME = "scanlab"  # what a run's uname() says: nothing of the grading machine
 
 
 def _size(n: int) -> str:
@@ -88,6 +111,60 @@ def _seconds(s: float) -> str:
     return f"{s:g} s"
 
 
+def _limit_text(which: str, limits: Limits, by: str = "") -> str:
+    """The words a report uses for a limit hit: "compile CPU time limit 10 s exceeded (cc1plus)"."""
+    what = {"cpu": f"CPU time limit {_seconds(limits.cpu_s)} exceeded",
+            "file": f"file size limit {_size(limits.file_bytes)} exceeded",
+            "memory": f"memory limit {_size(limits.memory_bytes or 0)} exceeded"}[which]
+    if limits.compiler:
+        what = (f"the compiler ran out of its {_size(limits.memory_bytes or 0)} memory limit" if which == "memory"
+                else f"compile {what}")
+    return what + (f" ({by})" if by else "")
+
+
+# How compiler drivers report a tool of theirs that a limit stopped: g++ ("cc1plus: ... CPU time
+# limit exceeded signal terminated program cc1plus"), nvcc ("'cicc' died due to signal 24"), and
+# the tools' own words for running out of memory or disk.
+_GCC_SIGNAL = re.compile(r"(CPU time limit exceeded|File size limit exceeded|Killed|Segmentation fault) signal "
+                         r"terminated program (\S{1,80})")
+_NVCC_SIGNAL = re.compile(r"'(\S{1,80})' died due to signal (\d{1,3})")
+_OUT_OF_MEMORY = ("virtual memory exhausted", "out of memory allocating", "std::bad_alloc", "Cannot allocate memory",
+                  "Memory allocation failure", "out of memory")
+_OUT_OF_DISK = "No space left on device"
+_SOURCE_ECHO = re.compile(r"\s*\d* \|")
+
+
+def compiler_limit(output: str, limits: Limits) -> str | None:
+    """The limit a failed compile hit, read from the compiler's messages (None: an ordinary error)."""
+    # The driver's report is at the end (never scan a flood whole); the lines that echo the
+    # student's source ("  12 | ...") are theirs to fill with any words, so they are passed over.
+    text = "\n".join(line for line in output[-(64 << 10):].splitlines() if not _SOURCE_ECHO.match(line))
+    found = _GCC_SIGNAL.search(text)
+    if found:
+        why, tool = found.groups()
+        return {"CPU time limit exceeded": _limit_text("cpu", limits, tool),
+                "File size limit exceeded": _limit_text("file", limits, tool),
+                "Killed": f"the compiler was killed ({tool}): most often it ran out of memory, "
+                          f"{_limit_text('memory', limits)}",
+                "Segmentation fault": f"the compiler crashed ({tool}, {why}): a template or macro that "
+                                      "recurses without end?"}[why]
+    found = _NVCC_SIGNAL.search(text)
+    if found:
+        tool, number = found.group(1), int(found.group(2))
+        if number == signal.SIGXCPU:
+            return _limit_text("cpu", limits, tool)
+        if number == signal.SIGXFSZ:
+            return _limit_text("file", limits, tool)
+        if number in (signal.SIGKILL, signal.SIGABRT):
+            return f"the compiler was stopped ({tool}, signal {number}): {_limit_text('memory', limits)}?"
+        return f"the compiler crashed ({tool}, signal {number})"
+    if _OUT_OF_DISK in text:
+        return "the compiler ran out of disk space (the scratch folder is full)"
+    if any(marker in text for marker in _OUT_OF_MEMORY):
+        return _limit_text("memory", limits)
+    return None
+
+
 @dataclass
 class Outcome:
     command: list[str]
@@ -99,6 +176,7 @@ class Outcome:
     signal: str | None = None
     wall_s: float = 0.0
     cpu_s: float = 0.0  # user + system time of every process of the run that was waited for
+    stderr_tail: str = ""  # the last 16 KiB of stderr, kept even past the cap (a compiler's verdict is last)
 
     @property
     def ok(self) -> bool:
@@ -160,14 +238,23 @@ def _probe(gpu: bool) -> tuple[str, str]:
                 if root:
                     os.chown(tmp, uid, uid)
                     _release_uid(uid)  # /usr/bin/true leaves nothing behind
-                argv = _bwrap_argv(bw[0], Path(tmp), uid, gpu, ["/usr/bin/true"], root)
-                proc = subprocess.run(["bwrap", *argv[1:]], executable=argv[0], capture_output=True, timeout=30,
-                                      env={**_host_env_for_bwrap(), **bw[1]})
+                program = seccomp_program(gpu)
+                fds = [_memfd("scanlab-seccomp", program)] if program else []
+                argv = _bwrap_argv(bw[0], Path(tmp), uid, gpu, ["/usr/bin/true"], root,
+                                   seccomp_fd=fds[0] if fds else None)
+                argv, more = _bwrap_exec(argv)
+                fds += more
+                try:
+                    proc = subprocess.run(["bwrap", *argv[1:]], executable=argv[0], capture_output=True,
+                                          timeout=30, env={**_host_env_for_bwrap(), **bw[1]}, pass_fds=fds)
+                finally:
+                    for fd in fds:
+                        os.close(fd)
                 if proc.returncode == 0:
                     who = "a uid of its own" if root else "the grader's uid in a user namespace"
-                    return "full", (f"bubblewrap ({bw[0]}): private mount, PID, IPC and network namespaces, "
-                                    f"{who}, read-only /usr, the repository not visible, limits on time, "
-                                    "memory, files, processes and output")
+                    return "full", (f"bubblewrap ({bw[0]}): private mount, PID, IPC, UTS and network namespaces, "
+                                    f"{who}, read-only /usr, the repository not visible, no keyrings, limits on "
+                                    "time, memory, disk, files, processes and output")
                 why = proc.stderr.decode(errors="replace").strip().splitlines()
                 reason = why[-1] if why else f"exit status {proc.returncode}"
             except (OSError, subprocess.TimeoutExpired) as exc:
@@ -176,14 +263,79 @@ def _probe(gpu: bool) -> tuple[str, str]:
     else:
         fallback = "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
     if root:
-        return "partial", (f"{fallback}: runs get a uid of their own, limits and clean-up, but can READ "
-                           "the machine's files, the repository included")
+        return "partial", (f"{fallback}: runs get a uid of their own, limits, no keyrings, sockets or System V "
+                           "IPC, and clean-up, but can READ the machine's files, the repository included")
     return "none", (f"{fallback}, and the grader is not root: runs share the grader's uid and can read "
                     "and write what it can; only limits and process-group clean-up apply")
 
 
 def _host_env_for_bwrap() -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin"}
+
+
+# ---- a seccomp filter: what a run may not ask the kernel for -------------------------------
+#
+# Kernel keyrings belong to a uid, not to a process: keys a run added would outlive it, and a later
+# run given the same uid could read them. Sockets and System V IPC are how two runs could meet when
+# bubblewrap is missing (no network or IPC namespace). So every run is refused the keyring calls,
+# and a run that is not a GPU run (the CUDA driver's own needs are not ours to guess) is refused
+# socket() and the System V and POSIX message-queue and shared-memory "get" calls, with EPERM.
+# bubblewrap loads the filter itself (--seccomp); without it, the child installs it before exec.
+
+_SYSCALLS = {  # name -> number, for the two architectures the harness runs on
+    "x86_64": {"add_key": 248, "request_key": 249, "keyctl": 250, "socket": 41, "shmget": 29, "semget": 64,
+               "msgget": 68, "mq_open": 240},
+    "aarch64": {"add_key": 217, "request_key": 218, "keyctl": 219, "socket": 198, "shmget": 194, "semget": 190,
+                "msgget": 186, "mq_open": 180},
+}
+_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+KEYRING_CALLS = ("add_key", "request_key", "keyctl")
+MEETING_CALLS = ("socket", "shmget", "semget", "msgget", "mq_open")
+
+
+def seccomp_program(gpu: bool) -> bytes | None:
+    """The classic-BPF filter as bytes (struct sock_filter[]), or None on an architecture it does not know."""
+    machine = platform.machine()
+    if machine not in _SYSCALLS:
+        return None
+    numbers = _SYSCALLS[machine]
+    refused = [numbers[name] for name in KEYRING_CALLS + (() if gpu else MEETING_CALLS)]
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM
+    foreign = 0x00050000 | errno.ENOSYS
+    # 0: arch; 1: not ours -> ENOSYS (an i386 or x32 system call would dodge the numbers below);
+    # 2: nr; 3: x32's numbers (bit 30) -> ENOSYS; then one test per refused call; allow; deny.
+    body = [(jeq, len(refused) - i, 0, nr) for i, nr in enumerate(refused)]  # match -> deny
+    program = [(ld, 0, 0, 4), (jeq, 1, 0, _AUDIT_ARCH[machine]), (ret, 0, 0, foreign), (ld, 0, 0, 0)]
+    if machine == "x86_64":
+        program += [(jge, 0, 1, 0x40000000), (ret, 0, 0, foreign)]
+    program += body + [(ret, 0, 0, allow), (ret, 0, 0, deny)]
+    import struct
+
+    return b"".join(struct.pack("<HBBI", *insn) for insn in program)
+
+
+def _install_seccomp(program: bytes) -> None:
+    """In the child, before exec (no bubblewrap): no new privileges, then the filter."""
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    class Prog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+
+    buffer = ctypes.create_string_buffer(program, len(program))
+    prog = Prog(len(program) // 8, ctypes.cast(buffer, ctypes.c_char_p))
+    pr_set_no_new_privs, pr_set_seccomp, seccomp_mode_filter = 38, 22, 2
+    if libc.prctl(pr_set_no_new_privs, 1, 0, 0, 0) != 0 or \
+            libc.prctl(pr_set_seccomp, seccomp_mode_filter, ctypes.byref(prog), 0, 0) != 0:
+        os._exit(126)  # no run without its filter
+
+
+def _memfd(name: str, data: bytes) -> int:
+    """A file descriptor holding `data`, read from its start (how bubblewrap takes --args and --seccomp)."""
+    fd = os.memfd_create(name, 0)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 # ---- building the bubblewrap command line ------------------------------------------------
@@ -270,7 +422,19 @@ def _limit_prefix(limits: Limits, cgroup: bool) -> list[str]:
     return [*args, "--"]
 
 
-def _bwrap_argv(bwrap: str, scratch: Path, uid: int, gpu: bool, command: list[str], root: bool) -> list[str]:
+def _dev_binds(compiler: bool) -> list[str]:
+    """A /dev of the few nodes a run needs: /dev/null for a compile; /dev/zero and /dev/urandom too for a
+    program. No terminal, no pty, no /dev/full: an #include of one must fail, not block."""
+    args = ["--perms", "0755", "--dir", "/dev"]
+    for name in ("null",) if compiler else ("null", "zero", "urandom"):
+        args += ["--dev-bind", f"/dev/{name}", f"/dev/{name}"]
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        args += ["--symlink", f"/proc/self/fd/{fd}", f"/dev/{name}"]
+    return args + ["--symlink", "/proc/self/fd", "/dev/fd"]
+
+
+def _bwrap_argv(bwrap: str, scratch: Path, uid: int, gpu: bool, command: list[str], root: bool,
+                compiler: bool = False, seccomp_fd: int | None = None) -> list[str]:
     argv = [bwrap, *_system_binds()]
     for extra in toolchain_dirs():
         # Parents first, searchable: bubblewrap would make them 0700, closed to the run's uid.
@@ -278,13 +442,15 @@ def _bwrap_argv(bwrap: str, scratch: Path, uid: int, gpu: bool, command: list[st
             argv += ["--perms", "0755", "--dir", str(parent)]
         argv += ["--ro-bind", extra, extra]
     argv += _hidden_under_binds()
-    argv += ["--proc", "/proc", "--dev", "/dev"]
+    argv += ["--proc", "/proc", *_dev_binds(compiler)]
     if gpu:
         argv += _gpu_binds()
     argv += ["--perms", "1777", "--size", str(1 << 30), "--tmpfs", "/tmp",
              "--bind", str(scratch), INSIDE, "--chdir", INSIDE,
              "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-             "--die-with-parent", "--new-session", "--clearenv"]
+             "--hostname", HOSTNAME, "--die-with-parent", "--new-session", "--clearenv"]
+    if seccomp_fd is not None:
+        argv += ["--seccomp", str(seccomp_fd)]
     for key, value in _inside_env(gpu).items():
         argv += ["--setenv", key, value]
     if root:
@@ -296,6 +462,16 @@ def _bwrap_argv(bwrap: str, scratch: Path, uid: int, gpu: bool, command: list[st
     else:
         argv += ["--unshare-user", "--"]
     return argv + command
+
+
+def _bwrap_exec(argv: list[str]) -> tuple[list[str], list[int]]:
+    """The command line that starts `argv`: bubblewrap's options go through a file descriptor
+    (--args), so the sandbox's PID 1, whose command line every run can read, shows none of the
+    grader's paths; only the command itself stays on it. Returns (argv, descriptors to pass)."""
+    split = argv.index("--")
+    options = b"".join(a.encode() + b"\0" for a in argv[1:split])
+    fd = _memfd("scanlab-bwrap-args", options)
+    return [argv[0], "--args", str(fd), *argv[split:]], [fd]
 
 
 # ---- processes of a uid ------------------------------------------------------------------------
@@ -335,25 +511,32 @@ def kill_uid(uid: int, rounds: int = 50) -> None:
         time.sleep(0.02)
 
 
-_UIDS_IN_USE: set[int] = set()
+_UIDS_GIVEN: set[int] = set()  # every uid this process has handed out: none is given twice
 _UIDS_LOCK = threading.Lock()
 
 
 def _free_uid() -> int:
-    """A uid no process has and no other sandbox of this grader holds (class grading runs many at once)."""
+    """A uid no process has and this grader has never handed out before. Never twice: whatever a
+    run's uid may still own after it (a file in a shared folder, a kernel object) cannot reach a
+    later run. Class grading gives each worker process a slice of its own (SCANLAB_UID_RANGE)."""
     rng = random.SystemRandom()
     with _UIDS_LOCK:
-        for _ in range(100):
+        for _ in range(200):
             uid = rng.choice(UID_RANGE)
-            if uid not in _UIDS_IN_USE and not processes_of(uid):
-                _UIDS_IN_USE.add(uid)
+            if uid not in _UIDS_GIVEN and not processes_of(uid):
+                _UIDS_GIVEN.add(uid)
                 return uid
-    raise RuntimeError("no free sandbox uid")
+        left = [u for u in UID_RANGE if u not in _UIDS_GIVEN]
+        for uid in left:
+            if not processes_of(uid):
+                _UIDS_GIVEN.add(uid)
+                return uid
+    raise RuntimeError(f"no sandbox uid left in {UID_RANGE.start}-{UID_RANGE.stop - 1} (each is used once a "
+                       "process; widen SCANLAB_UID_RANGE)")
 
 
 def _release_uid(uid: int) -> None:
-    with _UIDS_LOCK:
-        _UIDS_IN_USE.discard(uid)
+    """Kept for the callers' symmetry: a uid goes back to nobody (see _free_uid)."""
 
 
 # ---- a pids cgroup per run, where the machine has one -------------------------------------
@@ -420,25 +603,108 @@ def _cgroup_remove(group: Path) -> None:
             time.sleep(0.02)
 
 
+# ---- the scratch folder's disk --------------------------------------------------------------
+
+_MOUNT_WORKS: list[bool] = []
+
+
+def _mount_tmpfs(folder: Path, size: int, uid: int) -> bool:
+    """Mount a tmpfs of `size` bytes on `folder` (root only); False where this machine refuses (a
+    container without CAP_SYS_ADMIN), which is then remembered and never tried again."""
+    if _MOUNT_WORKS and not _MOUNT_WORKS[0] or os.environ.get("SCANLAB_NO_TMPFS") is not None:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    options = f"size={size},nr_inodes={DISK_INODES},mode=0700,uid={uid},gid={uid}".encode()
+    flags = 0x2 | 0x4  # MS_NOSUID | MS_NODEV
+    ok = libc.mount(b"scanlab-scratch", os.fsencode(folder), b"tmpfs", flags, options) == 0
+    if not _MOUNT_WORKS:
+        _MOUNT_WORKS.append(ok)
+    return ok
+
+
+def _unmount(folder: Path) -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.umount2(os.fsencode(folder), 2)  # MNT_DETACH: gone from the tree now, freed once unused
+
+
+def _fs_used(folder: Path) -> int:
+    """Bytes in use on the file system holding `folder` (the watch where no tmpfs could be mounted)."""
+    try:
+        st = os.statvfs(folder)
+    except OSError:
+        return 0
+    return (st.f_blocks - st.f_bfree) * st.f_frsize
+
+
+def _leftovers_of(uid: int) -> None:
+    """Without namespaces, what a run's uid made in the machine's shared places: removed (files and
+    folders it owns in /tmp, /var/tmp and /dev/shm; its System V IPC objects)."""
+    for place in ("/tmp", "/var/tmp", "/dev/shm"):
+        try:
+            entries = list(os.scandir(place))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                info = entry.stat(follow_symlinks=False)
+                if info.st_uid != uid:
+                    continue
+                if stat.S_ISDIR(info.st_mode):
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                pass
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, remove in (("shm", lambda i: libc.shmctl(i, 0, None)), ("sem", lambda i: libc.semctl(i, 0, 0)),
+                         ("msg", lambda i: libc.msgctl(i, 0, None))):  # IPC_RMID is 0
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        header = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()[0].split()
+        for line in lines:
+            fields = dict(zip(header, line.split()))
+            if fields.get("uid") == str(uid) or fields.get("cuid") == str(uid):
+                remove(int(fields[{"shm": "shmid", "sem": "semid", "msg": "msqid"}[kind]]))
+
+
+@contextlib.contextmanager
+def _gpu_turn():
+    """One GPU run at a time on this machine, whichever grader (or test process) asks: a GPU shared
+    by time slices would stretch one run's launches past their per-launch limit and call a right
+    kernel hung. A lock file in the temporary folder, never followed if it is a link."""
+    path = os.path.join(tempfile.gettempdir(), "scanlab-gpu.lock")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 # ---- the sandbox -----------------------------------------------------------------------------
 
 class Sandbox:
     """A scratch folder and the runs made in it; `with Sandbox() as box:` cleans up on exit."""
 
-    def __init__(self, gpu: bool = False, require: bool = False):
+    def __init__(self, gpu: bool = False, require: bool = False, disk_bytes: int = DISK_BYTES):
         self.gpu = gpu
         self.level, self.isolation = isolation(gpu)
         if require and self.level != "full":
             raise SandboxUnavailable(self.isolation)
         self.root = os.geteuid() == 0
         self.uid = _free_uid() if self.root else os.geteuid()
+        self.disk_bytes = disk_bytes
         base = os.environ.get("SCANLAB_SCRATCH") or None
         self.scratch = Path(tempfile.mkdtemp(prefix="scanlab-box-", dir=base))
+        self.mounted = self.root and _mount_tmpfs(self.scratch, disk_bytes, self.uid)
         if self.root:
             os.chown(self.scratch, self.uid, self.uid)
         os.chmod(self.scratch, 0o700)
         self._dir_fd = os.open(self.scratch, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
         self.runs: list[Outcome] = []
+        self._disk_start = 0  # without a tmpfs of its own: bytes in use on the scratch's file system at a run's start
 
     # -- files in and out
     def put(self, name: str, data: bytes | Path, executable: bool | None = None) -> str:
@@ -487,8 +753,16 @@ class Sandbox:
 
     # -- running
     def run(self, command: list[str], limits: Limits = Limits(), stdin: bytes | None = None) -> Outcome:
+        if self.gpu and not limits.compiler:
+            with _gpu_turn():
+                return self._run(command, limits, stdin)
+        return self._run(command, limits, stdin)
+
+    def _run(self, command: list[str], limits: Limits, stdin: bytes | None) -> Outcome:
         command = [str(c) for c in command]
         bw = _bwrap() if self.level == "full" else None
+        program = seccomp_program(self.gpu and not limits.compiler)
+        fds: list[int] = []
         inner = _limit_prefix(limits, _pids_cgroup_base() is not None) + command
         start = time.monotonic()
         popen_kwargs: dict = dict(stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -505,13 +779,20 @@ class Sandbox:
             except OSError:
                 group = None
         if bw is not None:
-            argv = _bwrap_argv(bw[0], self.scratch, self.uid, self.gpu, inner, self.root)
+            if program:
+                fds.append(_memfd("scanlab-seccomp", program))
+            argv = _bwrap_argv(bw[0], self.scratch, self.uid, self.gpu and not limits.compiler, inner, self.root,
+                               compiler=limits.compiler, seccomp_fd=fds[0] if fds else None)
+            argv, more = _bwrap_exec(argv)
+            fds += more
             env = {**_host_env_for_bwrap(), **bw[1]}
             signal_offset = True
         else:
             argv = inner
             env = _inside_env(self.gpu)
-            env["HOME"] = str(self.scratch)
+            env["HOME"] = env["TMPDIR"] = str(self.scratch)  # the machine's /tmp is shared: keep temporaries here
+            if program:
+                popen_kwargs["preexec_fn"] = lambda: _install_seccomp(program)
             if self.root:
                 # Become the run's uid, then exec: setpriv does it without a Python preexec_fn.
                 argv = ["/usr/bin/setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
@@ -520,8 +801,13 @@ class Sandbox:
         if group is not None:
             # The shell joins the cgroup, then becomes the command: nothing forks before it is in.
             argv = ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', str(group / "cgroup.procs"), *argv]
+        self._disk_start = 0 if self.mounted else _fs_used(self.scratch)
         try:
-            proc = _popen(argv, cwd=str(self.scratch), env=env, **popen_kwargs)
+            try:
+                proc = _popen(argv, cwd=str(self.scratch), env=env, pass_fds=fds, **popen_kwargs)
+            finally:
+                for fd in fds:
+                    os.close(fd)
             outcome = self._supervise(proc, command, limits, stdin, start)
         finally:
             hits = _cgroup_hits(group) if group is not None else 0
@@ -529,6 +815,8 @@ class Sandbox:
                 _cgroup_remove(group)
         if hits and outcome.limit is None:
             outcome.limit = f"process limit {limits.processes} reached"
+        if outcome.limit is None and self._disk_full():
+            outcome.limit = f"disk limit {_size(self.disk_bytes)} exceeded (the scratch folder is full)"
         return self._interpret(outcome, limits, signal_offset)
 
     def _supervise(self, proc: subprocess.Popen, command: list[str], limits: Limits, stdin: bytes | None,
@@ -551,8 +839,12 @@ class Sandbox:
         cpu_used = 0.0
         ended_at = None
 
+        tail = bytearray()
+
         def take(stream, chunk: bytes) -> None:
-            nonlocal dropped
+            nonlocal dropped, tail
+            if stream is proc.stderr:
+                tail = (tail + chunk)[-TAIL_BYTES:]
             buf = buffers[stream]
             room = max(0, limits.output_bytes - len(buf))
             buf += chunk[:room]
@@ -577,8 +869,14 @@ class Sandbox:
             if self.root:
                 most_processes = max(most_processes, len(processes_of(self.uid)))
             if status is None:
+                if not self.mounted and _fs_used(self.scratch) - self._disk_start > self.disk_bytes:
+                    limit = f"disk limit {_size(self.disk_bytes)} exceeded (the scratch folder is full)"
+                    self._kill(proc)
+                    _, status, usage = os.wait4(proc.pid, 0)
+                    cpu_used = usage.ru_utime + usage.ru_stime
+                    break
                 if now - start > limits.wall_s:
-                    limit = f"time limit {_seconds(limits.wall_s)} exceeded"
+                    limit = f"{'compile ' if limits.compiler else ''}time limit {_seconds(limits.wall_s)} exceeded"
                     self._kill(proc)
                     _, status, usage = os.wait4(proc.pid, 0)
                     cpu_used = usage.ru_utime + usage.ru_stime
@@ -606,6 +904,7 @@ class Sandbox:
                           buffers[proc.stderr].decode("utf-8", "replace"), dropped, limit,
                           wall_s=time.monotonic() - start)
         outcome.cpu_s = cpu_used
+        outcome.stderr_tail = tail.decode("utf-8", "replace")
         if self.root and not limit and most_processes >= limits.processes:
             outcome.limit = f"process limit {limits.processes} reached"
         return outcome
@@ -627,16 +926,18 @@ class Sandbox:
             if outcome.limit is None:
                 if signum == signal.SIGXCPU or (signum == signal.SIGKILL and max(outcome.cpu_s, outcome.wall_s)
                                                 >= limits.cpu_s - 0.05):
-                    outcome.limit = f"CPU time limit {_seconds(limits.cpu_s)} exceeded"
+                    outcome.limit = _limit_text("cpu", limits)
                 elif signum == signal.SIGXFSZ:
-                    outcome.limit = f"file size limit {_size(limits.file_bytes)} exceeded"
+                    outcome.limit = _limit_text("file", limits)
                 elif limits.memory_bytes is not None and "std::bad_alloc" in outcome.stderr:
-                    outcome.limit = f"memory limit {_size(limits.memory_bytes)} exceeded"
+                    outcome.limit = _limit_text("memory", limits)
                 else:
                     outcome.signal = name
         elif (rc == OOM_EXIT and OOM_MARKER in outcome.stderr and limits.memory_bytes is not None
               and outcome.limit is None):
-            outcome.limit = f"memory limit {_size(limits.memory_bytes)} exceeded"
+            outcome.limit = _limit_text("memory", limits)
+        if limits.compiler and outcome.limit is None and outcome.returncode != 0:
+            outcome.limit = compiler_limit(outcome.stdout + outcome.stderr_tail, limits)
         self.runs.append(outcome)
         return outcome
 
@@ -651,14 +952,28 @@ class Sandbox:
         if self.root:
             kill_uid(self.uid)
 
+    def _disk_full(self) -> bool:
+        """The tmpfs scratch has (almost) no room left: a write failed for want of space."""
+        if not self.mounted:
+            return False  # the watch in _supervise names the limit itself
+        try:
+            st = os.statvfs(self.scratch)
+        except OSError:
+            return False
+        return st.f_bavail * st.f_frsize < (1 << 20) or st.f_favail == 0
+
     def close(self) -> None:
         self._sweep()
+        if self.root and self.level != "full":
+            _leftovers_of(self.uid)
         if self.root:
             _release_uid(self.uid)
         try:
             os.close(self._dir_fd)
         except OSError:
             pass
+        if self.mounted:
+            _unmount(self.scratch)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def __enter__(self) -> "Sandbox":
@@ -682,5 +997,5 @@ def _popen(argv: list[str], **kwargs) -> subprocess.Popen:
     raise AssertionError("unreachable")
 
 
-__all__ = ["Sandbox", "Limits", "Outcome", "COMPILE_LIMITS", "GPU_LIMITS", "UID_RANGE", "isolation",
+__all__ = ["Sandbox", "Limits", "Outcome", "COMPILE_LIMITS", "NVCC_COMPILE_LIMITS", "GPU_LIMITS", "UID_RANGE", "isolation",
            "SandboxUnavailable", "processes_of", "kill_uid"]

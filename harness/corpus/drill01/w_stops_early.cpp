@@ -1,6 +1,8 @@
 // Wrong drill 01: exclusive_to_inclusive's loop stops one element early
 // (i + 1 < n), so incl[n - 1] keeps the grader's poison. The rest is right.
-// Right verdict: FAIL on exclusive_to_inclusive ("right everywhere but the last element").
+// Right verdict: FAIL on exclusive_to_inclusive, diagnosed as what it is ("only the last element
+// is wrong, and it was never written ... does the loop stop one short"), not as the shift
+// incl[i] = excl[i + 1] that an earlier grader named here.
 
 #include <cstddef>
 
