@@ -69,6 +69,11 @@ USAGE = ("python3 harness/grade.py EXERCISE SUBMISSION [--seed S] [--json result
          "       python3 harness/grade.py --list")
 
 
+# What a GPU exercise says where it cannot run: not a FAIL, not a 0; where it can be graded.
+NO_GPU = ("needs an NVIDIA GPU, and this machine has none it can use: {why}. Grade it on a machine with one "
+          "(python3 harness/grade.py on a GPU machine, or the Colab notebook harness/colab/scan-lab.ipynb with a "
+          "GPU runtime); in a course, your instructor grades it on a GPU machine.")
+
 MODES = ("self-study", "course")  # course: feedback never reveals an expected answer
 
 
@@ -175,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         why = probe_gpu()
         if why is not None:
             print(f"grade: cannot grade {exercise} here: no usable GPU: {why}", file=sys.stderr)
-            return finish(_not_graded(exercise, shown, f"not graded: no usable GPU on the grading machine ({why}). "
-                                                        "It is graded on a GPU machine."), EXIT_NO_GPU)
+            report = Report(exercise, shown, mode=args.mode, not_graded=NO_GPU.format(why=why))
+            return finish(report, EXIT_NO_GPU)
 
     isolation_line = None  # drill03 is read as text: nothing of it runs, so there is nothing to isolate
     if exercise in RUNS_CODE:

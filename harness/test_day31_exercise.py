@@ -398,10 +398,21 @@ def test_the_runner_builds_once_into_the_cache(tmp_path, monkeypatch):
 
 
 @pytest.mark.cuda
-def test_no_gpu_makes_the_grader_exit_3(tmp_path):
-    result = run(["python3", GRADE, "day31", SOLUTION, "--seed", "1"], env_vars={"CUDA_VISIBLE_DEVICES": ""})
+@pytest.mark.parametrize("exercise, program", [("day31", SOLUTION), ("drill04", REPO / "solutions" / "04_warp_scan.cu")])
+def test_no_gpu_is_not_graded_with_no_score_and_says_where_to_grade(tmp_path, exercise, program):
+    """No GPU: exit 3, and the report and results.json say "not graded" and where it can be graded,
+    with no FAIL, no score (a grade book must not read it as 0), no loader noise and no runner name."""
+    out = tmp_path / "results.json"
+    result = run(["python3", GRADE, exercise, program, "--seed", "1", "--json", out, "--mode", "course"],
+                 env_vars={"CUDA_VISIBLE_DEVICES": ""})
     assert result.returncode == EXIT_NO_GPU, result.describe()
     assert "no usable GPU" in result.stderr
+    assert "NOT GRADED" in result.stdout and "Colab" in result.stdout, result.stdout
+    for noise in ("FAIL", "score 0", "error while loading shared libraries", "day31_runner"):
+        assert noise not in result.stdout, (noise, result.stdout)
+    data = json.loads(out.read_text())
+    assert "score" not in data and all("score" not in t and "status" not in t for t in data["tests"]), data
+    assert "not graded" in data["output"] and "Colab" in data["tests"][0]["output"]
 
 
 # ---- the whole pipeline, on a GPU -------------------------------------------------------

@@ -262,6 +262,8 @@ PLANTED_CASES = [
      [("inclusive_to_exclusive", "crashed: killed by SIGSEGV")]),
     ("drill01_nocompile", {"builds", *gd.DRILL01_CHECKS},
      [("builds", "error: expected"), ("builds", "$ "), ("exclusive_to_inclusive", "not run")]),
+    ("drill01_prints", set(),  # right, and what it printed is shown (self-study; course mode: test_grade_cli)
+     [(NOTES, "your functions printed (never read for a verdict):\ne2i n=8")]),
     ("drill01_unguarded_main", set(),  # renamed in its object file: it builds and passes, with a note
      [(NOTES, "your main() is not used: the grader brings its own")]),
     ("drill02_flag0", {gd.CHECK_TILE},

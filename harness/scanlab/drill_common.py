@@ -410,6 +410,7 @@ class Ran:
     timed_out: bool = False
     words: array | None = None  # this case's dump, when the run reached its end
     dropped: int = 0  # bytes of output the sandbox discarded
+    printed: str = ""  # what the run printed (its first lines; never read for a verdict)
 
 
 SIGNAL_MEANING = {
@@ -478,7 +479,9 @@ def interpret(out: Outcome, data: bytes | None, expected_words: list[int | None]
         if dumps is None:
             return each("the program ended before the grader's driver wrote its results (exit(), quick_exit() or "
                         "_exit() in your code?)")
-        return [Ran(True, words=words, dropped=out.output_dropped if k == 0 else 0) for k, words in enumerate(dumps)]
+        printed = (out.stdout + out.stderr).strip()
+        return [Ran(True, words=words, dropped=out.output_dropped if k == 0 else 0, printed=printed if k == 0 else "")
+                for k, words in enumerate(dumps)]
     if out.returncode == TRACE_FULL and len(expected_words) > 1:
         # Not the student's doing, and never shown: run_jobs runs each case alone next.
         return each("the run's trace budget was spent; the cases are run one by one" + tail)
@@ -588,10 +591,23 @@ def dropped_note(runs, count: bool = True) -> list[str]:
             "results; printing is not needed)"]
 
 
+PRINTED_LINES = 20
+
+
 def note_dropped(report: Report, runs) -> None:
-    """dropped_note in both modes' words (Report.note: the byte count is the instructor's in course mode)."""
+    """dropped_note in both modes' words (Report.note: the byte count is the instructor's in course mode),
+    and what the functions printed: shown in self-study, the instructor's in course mode (a function
+    that prints its input would show the student the hidden inputs)."""
+    runs = list(runs)
     for full, safe in zip(dropped_note(runs), dropped_note(runs, count=False)):
         report.note(full, student=safe)
+    printed = [line for r in runs for line in r.printed.splitlines()]
+    if printed:
+        shown = "\n".join(printed[:PRINTED_LINES]) + (f"\n... ({len(printed) - PRINTED_LINES} more lines)"
+                                                      if len(printed) > PRINTED_LINES else "")
+        report.note(f"your functions printed (never read for a verdict):\n{shown}",
+                    student="your functions printed something; in course mode it is not shown (it could carry "
+                            "the hidden inputs): run the grader yourself (`reproduce:`) to see it")
 
 
 def random_values(n: int, seed: int, salt: str, low: int = -15, high: int = 15) -> list[int]:

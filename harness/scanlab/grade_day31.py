@@ -673,6 +673,8 @@ def probe_gpu() -> str | None:
     said = [line for line in outcome.stderr.splitlines() if line.startswith("day31_runner: ")]
     if said:
         return said[-1].removeprefix("day31_runner: ")
+    if "libcuda.so" in outcome.stderr:  # the loader's words for a machine with no NVIDIA driver
+        return "no NVIDIA driver on this machine (libcuda.so.1 is not installed)"
     return f"the GPU probe failed ({outcome.describe()}): {outcome.stderr.strip()[-300:] or 'no message'}"
 
 

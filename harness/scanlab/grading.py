@@ -171,6 +171,7 @@ class Report:
     notes: list[str] = field(default_factory=list)  # shown to the student and the instructor, not scored
     mode: str = "self-study"
     instructor_notes: list[str] = field(default_factory=list)  # course mode: what only the instructor sees
+    not_graded: str = ""  # why this submission could not be graded here (no GPU): no checks, no score
 
     @property
     def course(self) -> bool:
@@ -241,6 +242,9 @@ class Report:
         if instructor:
             for note in self.instructor_notes:
                 indented("instructor note", note)
+        if self.not_graded:
+            lines += [f"  NOT GRADED  {self.not_graded}", "not graded (no score): " + self.not_graded.split(":")[0]]
+            return visible("\n".join(lines))
         for c in self.checks:
             points = " (not scored)" if c.max_score == 0 else f" ({c.max_score:g} points)" if c.max_score != 1 else ""
             lines.append(f"  {'PASS' if c.passed else 'FAIL'}  {c.name}{points}")
@@ -272,6 +276,14 @@ class Report:
             }
             for c in self.checks
         ]
+        if self.not_graded:  # no score at all: a grade book leaves it alone, and nobody reads it as a 0
+            results = {"output": visible("\n".join([f"{self.exercise}: {self.submission}", *self.notes,
+                                                    f"not graded: {self.not_graded}"])),
+                       "tests": [{"name": f"{self.exercise}: not graded", "output": visible(self.not_graded),
+                                  "visibility": "visible"}]}
+            if execution_time is not None:
+                results["execution_time"] = round(execution_time, 3)
+            return results
         hidden = self.instructor_text()
         if hidden:
             # Worth 0 and "passed" (0 of 0 is full marks), so it changes no score and no verdict.
@@ -338,9 +350,13 @@ NO_SEED = "(with no seed it draws fresh hidden inputs; the seed of this grade is
 
 
 def student_reproduce(reproduce: str) -> str:
-    """A course-mode student's copy of a reproduce_line: the same command without `--seed S`. The
-    seed stays with the instructor: with it, a file could be fitted to the very inputs that grade it."""
-    return f"{SEED_WORDS.sub('', reproduce)} {NO_SEED}"
+    """A course-mode student's copy of a reproduce_line: the same command without `--seed S`, naming
+    the file as the student has it (its base name: the grading machine's folders mean nothing to them).
+    The seed stays with the instructor: with it, a file could be fitted to the very inputs that grade it."""
+    words = shlex.split(SEED_WORDS.sub("", reproduce).removeprefix("reproduce: "))
+    if len(words) >= 4:
+        words[3] = Path(words[3]).name
+    return f"reproduce: {shlex.join(words)} {NO_SEED}"
 
 
 def hidden_note(report: Report, seed: int, reproduce: str) -> None:
