@@ -116,7 +116,9 @@ def check_results(results: dict, shown: str = "", every_exercise: bool = True) -
     for exercise in EXERCISES if every_exercise else ():
         mine = [t for t in tests if t["name"].startswith(f"{exercise}: ")]
         assert mine, f"{exercise} is missing from results.json\n{shown}"
-        assert sum(t["max_score"] for t in mine) == pytest.approx(max_score(exercise)), (exercise, mine)
+        # a GPU exercise on a machine without one weighs 0 (graded on a GPU machine, in its own assignment)
+        expected = 0 if exercise == "day31" and not gpu_here() else max_score(exercise)
+        assert sum(t["max_score"] for t in mine) == pytest.approx(expected), (exercise, mine)
     assert len({t["name"] for t in tests}) == len(tests), "two tests share a name"
 
 
@@ -232,11 +234,24 @@ def test_complete_submission_at_the_top(root):
         assert len(day31) == 1, day31
         (only,) = day31
         assert only["name"] == "day31: graded on a GPU machine"
-        assert only["score"] == 0 and only["visibility"] == "visible"
-        assert "graded on a GPU machine with `grade.py class`" in only["output"]
+        assert only["score"] == only["max_score"] == 0 and only["visibility"] == "visible"
+        assert "not scored in this assignment" in only["output"] and "`grade.py class`" in only["output"]
     assert "ignored (not an exercise file): notes.txt" in results["output"]
     assert results["score"] == pytest.approx(sum(max_score(e) for e in EXERCISES) - (0 if gpu_here() else
                                                                                      max_score("day31")))
+    assert results["score"] == sum(t["max_score"] for t in results["tests"])  # the maximum is what can be earned
+
+
+def test_the_maximum_is_what_students_can_earn_here_whatever_they_submit(root):
+    """Without a GPU, Day 31 weighs 0 whether or not it was submitted, so the assignment's total (the
+    sum of every test's max_score) is the same for every student: the CPU exercises' points."""
+    _, empty = run(root)
+    shutil.copy(SOLUTIONS / FILES["day31"], root / "submission" / FILES["day31"])
+    _, with_day31 = run(root)
+    cpu_points = sum(max_score(e) for e in EXERCISES if e != "day31")
+    for results in (empty, with_day31):
+        total = sum(t["max_score"] for t in results["tests"])
+        assert total == pytest.approx(cpu_points + (max_score("day31") if gpu_here() else 0)), results["tests"]
 
 
 def test_partial_submission_one_folder_down(root):
@@ -248,6 +263,9 @@ def test_partial_submission_one_folder_down(root):
     assert sum(t["score"] for t in drill01) == max_score("drill01"), drill01
     for exercise in ("day31", "drill02", "drill03"):
         (only,) = by_exercise(results, exercise)
+        if exercise == "day31" and not gpu_here():
+            assert only["max_score"] == 0 and "no file named " + FILES[exercise] in only["output"], only
+            continue
         assert only["score"] == 0 and only["status"] == "failed"
         assert only["output"].startswith("not submitted: no file named " + FILES[exercise]), only
     assert "drill01: my-work/01_exclusive_to_inclusive.cpp: " in results["output"]
@@ -316,8 +334,10 @@ def test_hostile_submission(root, bwrap):
     cache = {k for k in made if k == "autograder/source/cache" or k.startswith("autograder/source/cache/")}
     assert made - cache == {"autograder/results/results.json"}, sorted(made)
     # the grader's own driver cache (cache_folder), and nothing else there
+    # (and the GPU probe's runner and module, built where nvcc is, since a GPU exercise is always probed)
     odd = [k for k in cache if not re.fullmatch(r"autograder/source/cache(/drivers(/drill0[12]-[0-9a-f]{32}"
-                                                 r"\.(o|symbols\.json))?)?", k)]
+                                                 r"\.(o|symbols\.json))?|/day31_(runner|probe\.fatbin)-[0-9a-f]+)?",
+                                                 k)]
     assert not odd, f"in the driver cache: {odd}"
     assert {k: v for k, v in after.items() if k in before} == before, "the submission changed a file"
     assert results["score"] == 0, results

@@ -103,9 +103,15 @@ KILL_WAIT_S = 10  # after a stop: how long a child may take to be reaped before 
 MAX_READ_BYTES = 16 << 20  # bounds what is copied; the graders apply their own (smaller) size limits
 MAX_LISTED = 20  # ignored files named in the output, then a count
 STUDENT_VISIBLE = "visible"
+# One workflow for the GPU exercises on a machine without a GPU (Gradescope's standard ones): they
+# weigh nothing in this assignment (0 of 0, submitted or not), so its maximum is what students can
+# earn here; the instructor grades them on a GPU machine (`grade.py class`) into an assignment of
+# their own ("Day 31 (GPU)"). harness/README.md, "Day 31 needs a GPU", says the same.
 GPU_MESSAGE = ("{exercise} needs an NVIDIA GPU, and this grading machine has none ({why}). Your file was "
-               "received ({name}) and is graded on a GPU machine with `grade.py class` by your instructor, "
-               "whose score replaces this 0.")
+               "received ({name}). It is not scored in this assignment: your instructor grades it on a GPU "
+               "machine (`grade.py class`) and posts that score as an assignment of its own.")
+GPU_NOT_SUBMITTED = ("{exercise} needs an NVIDIA GPU and is not scored in this assignment; no file named {name} "
+                     "was found (your instructor grades it on a GPU machine from the file you submit here).")
 CRASH_MESSAGE = ("not graded: the grader itself failed (not your code's fault; tell your instructor, "
                  "who sees the details)")
 OVERTIME_MESSAGE = ("not graded: the grader ran past its {budget} s limit (a correct answer grades in seconds; "
@@ -519,6 +525,11 @@ def quick_result(found: Found, gpu_problem: str | None) -> tuple[list[dict], str
     exercise = found.exercise
     name = EXERCISE_FILES[exercise]
     points = maximum(exercise)
+    if grade_cli.GRADERS[exercise][2] and gpu_problem is not None:
+        message = (GPU_MESSAGE.format(exercise=exercise, why=gpu_problem, name=found.shown) if found.path
+                   and not found.problem else GPU_NOT_SUBMITTED.format(exercise=exercise, name=name))
+        return ([test_entry(f"{exercise}: graded on a GPU machine", 0.0, 0.0, message, passed=True)],
+                f"{exercise}: graded on a GPU machine, not here (0 of 0 points here)", True)
     if found.path is None:
         return ([test_entry(f"{exercise}: submitted", 0.0, points,
                             f"not submitted: no file named {name} at the top of your submission or one folder "
@@ -526,10 +537,6 @@ def quick_result(found: Found, gpu_problem: str | None) -> tuple[list[dict], str
     if found.problem:
         return ([test_entry(f"{exercise}: submitted", 0.0, points, found.problem)],
                 f"{exercise}: {found.problem} (0/{points:g})", True)
-    if grade_cli.GRADERS[exercise][2] and gpu_problem is not None:
-        message = GPU_MESSAGE.format(exercise=exercise, why=gpu_problem, name=found.shown)
-        return ([test_entry(f"{exercise}: graded on a GPU machine", 0.0, points, message)],
-                f"{exercise}: {found.shown} received; graded on a GPU machine later (0/{points:g} here)", True)
     return None
 
 
@@ -603,9 +610,9 @@ def grade_one(found: Found, gpu_problem: str | None, seed: int, scratch: Scratch
 # ---- the whole submission ---------------------------------------------------------------------
 
 def gpu_check(found: dict[str, Found], log) -> str | None:
-    """The Day 31 grader's own GPU probe, made only if a GPU exercise was submitted."""
-    wanted = [f for f in found.values() if grade_cli.GRADERS[f.exercise][2] and f.path is not None and not f.problem]
-    if not wanted:
+    """The Day 31 grader's own GPU probe: made always (a GPU exercise weighs 0 here without a GPU,
+    submitted or not, so the assignment's maximum must not depend on what was submitted)."""
+    if not any(grade_cli.GRADERS[f.exercise][2] for f in found.values()):
         return None
     try:
         from scanlab.grade_day31 import probe_gpu
