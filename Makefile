@@ -4,7 +4,7 @@
 #   make test                             the pytest harness (makes .venv/ first if pytest is missing)
 #   make help                             this list
 #
-#   make cuda [SM_ARCH="sm_75 sm_90"]     build the CUDA programs (default: T4 and Hopper)
+#   make cuda [SM_ARCH="sm_75 sm_90"]     build the CUDA programs and their traced twins (default: T4 and Hopper)
 #   make run-cuda                         build and run them
 #   make hip  [GPU_ARCH=gfx942]           build the HIP programs for an AMD GPU
 #   make run-hip                          build and run them
@@ -42,6 +42,7 @@ GENCODE := $(foreach a,$(SM_ARCH),-gencode arch=compute_$(a:sm_%=%),code=$(a)) \
 NVCCFLAGS ?= -std=c++17 -O3 -lineinfo -Xcompiler -Wall,-Wextra
 
 DAY31 := $(BUILD)/day31-scan/scan
+DAY31_TRACE := $(BUILD)/day31-scan/trace
 
 .PHONY: all help run run-cuda run-hip cuda hip test sanitize exercises solutions autograder student-release clean \
         need-nvcc FORCE
@@ -61,11 +62,12 @@ $(BUILD)/.nvcc-flags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(NVCC) $(NVCCFLAGS) $(GENCODE)' | cmp -s - $@ || echo '$(NVCC) $(NVCCFLAGS) $(GENCODE)' > $@
 
-$(DAY31): day31-scan/scan.cu $(BUILD)/.nvcc-flags | need-nvcc
+# The lesson, and its traced twin (trace.cu: the same kernels recording each step).
+$(BUILD)/day31-scan/%: day31-scan/%.cu $(BUILD)/.nvcc-flags | need-nvcc
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCCFLAGS) $(GENCODE) -o $@ $<
 
-cuda: $(DAY31)
+cuda: $(DAY31) $(DAY31_TRACE)
 	$(MAKE) -C a05-scan cuda
 
 hip:

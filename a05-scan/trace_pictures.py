@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Pictures of a traced tile: the Hillis-Steele steps and Blelloch's tree, drawn from a
-trace the kernels captured themselves (`scan --trace --trace-out FILE`).
+trace the kernels captured themselves (`trace --trace-out FILE`: the traced twin,
+cuda/trace.cu or hip/trace.cpp).
 
     python3 trace_pictures.py TRACE [--out DIR]     (from a05-scan/)
 
@@ -164,7 +165,7 @@ def draw(trace: Trace, kernel: Kernel, out: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("trace", type=Path, help="a file written by scan --trace --trace-out FILE")
+    parser.add_argument("trace", type=Path, help="a file written by trace --trace-out FILE (cuda/trace.cu, hip/trace.cpp)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "build" / "a05-scan" / "trace")
     try:
         args = parser.parse_args(argv)

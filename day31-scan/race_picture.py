@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The race, drawn: which lanes read a stale value at which step, from a trace the
-kernels recorded themselves (`scan --trace --trace-out FILE`).
+kernels recorded themselves (`trace --trace-out FILE`, the traced twin day31-scan/trace.cu).
 
     python3 race_picture.py TRACE [--out DIR]     (from day31-scan/)
 
@@ -166,7 +166,7 @@ def draw(race: Race, out: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("trace", type=Path, help="a file written by scan --trace --trace-out FILE")
+    parser.add_argument("trace", type=Path, help="a file written by trace --trace-out FILE (day31-scan/trace.cu)")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "build" / "day31-scan")
     try:
         args = parser.parse_args(argv)

@@ -33,14 +33,14 @@
 //   hillisSteeleDoubleBuffer   the fix (a __device__ helper the next two share)
 //   scanInclusiveDoubleBuffer  gated: the inclusive scan                           --kernel double-buffer
 //   scanExclusiveDoubleBuffer  gated: scan, then shift one place                   --kernel exclusive
-//   then the work per block (computed at compile time), the input, the CPU
+//   then limits, the work per block (computed at compile time), the input, the CPU
 //   reference, and from "host side" on: options, device, checks, main; after main, the
 //   plumbing block every CUDA lesson file shares (input generator, number parsing, errors).
+// Watching the race lane by lane: trace.cu beside this file (its own program, README.md).
 
 #include <cuda_runtime.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
@@ -80,38 +80,6 @@ constexpr const char* kProgram = "scan";  // error lines start with it
     } while (0)
 
 constexpr unsigned int kMaxThreadsPerBlock = 1024;
-constexpr unsigned int kDefaultBlocks[] = {32, 64, 256, 1024};
-constexpr size_t kDefaultN = 1049187;  // leaves a partial last tile at every default block size
-constexpr size_t kMaxN = size_t(1) << 30;
-
-// What compareExact (in the plumbing block) reports: how many elements differ, and
-// the first of them.
-struct Mismatch {
-    size_t count = 0;
-    size_t first = 0;
-    float expected = 0.0f;
-    float actual = 0.0f;
-};
-
-// The host plumbing this file uses, defined in the block at its end (identical in every
-// CUDA lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond, openDevice, compareExact, medianMs).
-static void printUsage(FILE* to);
-[[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
-[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
-[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
-[[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
-[[noreturn]] [[maybe_unused]] static void noGpu(const char* why, cudaError_t err);
-[[maybe_unused]] static std::string fmt(const char* format, double value);
-[[maybe_unused]] static std::string num(unsigned long long value);
-[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
-                                        const std::vector<std::vector<std::string>>& rows);
-[[maybe_unused]] static float median(std::vector<float> values);
-[[maybe_unused]] static double gbPerSecond(double bytes, double ms);
-[[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
-[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
-template <typename Enqueue>
-static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 
 // ---- GPU kernels -----------------------------------------------------------
 //
@@ -119,22 +87,6 @@ static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 // Lanes past the end of the array load 0, the identity for +, so a partial last
 // tile needs no special case. The bounds check guards data, never a barrier:
 // every thread of the block must reach every __syncthreads().
-
-// Tracing (--trace): the kernels below call trace_lane once a step per lane with
-// what the lane read from its neighbour, its own value before the step and its own
-// value after it. In a normal run g_trace is null and the call does nothing; with
-// --trace the host points it at blocks x kTraceSteps x lanes x 3 words.
-constexpr unsigned int kTraceSteps = 10;  // log2 of the largest block
-__device__ float* g_trace = nullptr;
-
-__device__ __forceinline__ void trace_lane(unsigned int step, unsigned int tid, float read, float before, float after) {
-    if (g_trace != nullptr) {
-        float* at = g_trace + ((size_t(blockIdx.x) * kTraceSteps + step) * blockDim.x + tid) * 3;
-        at[0] = read;
-        at[1] = before;
-        at[2] = after;
-    }
-}
 
 // BROKEN (reported, not gated). Lane tid reads tile[tid - offset] in the same
 // step in which lane tid - offset overwrites it; the barrier sits after both.
@@ -146,15 +98,10 @@ __global__ void scanInclusiveInPlace(const float* __restrict__ in, float* __rest
 
     tile[tid] = i < n ? in[i] : 0.0f;
     __syncthreads();
-    unsigned int step = 0;  // --trace only
-    for (unsigned int offset = 1; offset < blockDim.x; offset *= 2, ++step) {
-        const float mine = tile[tid];
+    for (unsigned int offset = 1; offset < blockDim.x; offset *= 2) {
         if (tid >= offset) {
             const float seen = tile[tid - offset];  // the race: lane tid - offset may have written already
-            tile[tid] = mine + seen;
-            trace_lane(step, tid, seen, mine, mine + seen);
-        } else {
-            trace_lane(step, tid, NAN, mine, mine);
+            tile[tid] += seen;
         }
         __syncthreads();
     }
@@ -173,18 +120,11 @@ __global__ void scanInclusiveNoCopy(const float* __restrict__ in, float* __restr
     tile[tid] = i < n ? in[i] : 0.0f;
     __syncthreads();
     unsigned int src = 0;
-    unsigned int step = 0;  // --trace only
-    for (unsigned int offset = 1; offset < width; offset *= 2, ++step) {
+    for (unsigned int offset = 1; offset < width; offset *= 2) {
         const unsigned int dst = 1 - src;
         const float mine = tile[src * width + tid];
-        if (tid >= offset) {
-            const float seen = tile[src * width + tid - offset];
-            tile[dst * width + tid] = mine + seen;
-            trace_lane(step, tid, seen, mine, mine + seen);
-        } else {
-            // missing: the copy-forward; the word stays whatever it was two steps ago
-            trace_lane(step, tid, NAN, mine, tile[dst * width + tid]);
-        }
+        if (tid >= offset) tile[dst * width + tid] = mine + tile[src * width + tid - offset];
+        // missing: the copy-forward (else ... = mine); the word stays whatever it was two steps ago
         __syncthreads();
         src = dst;
     }
@@ -199,14 +139,10 @@ __global__ void scanInclusiveNoCopy(const float* __restrict__ in, float* __restr
 // may read any word of that half.
 __device__ unsigned int hillisSteeleDoubleBuffer(float* tile, unsigned int tid, unsigned int width) {
     unsigned int src = 0;
-    unsigned int step = 0;  // --trace only
-    for (unsigned int offset = 1; offset < width; offset *= 2, ++step) {
+    for (unsigned int offset = 1; offset < width; offset *= 2) {
         const unsigned int dst = 1 - src;
         const float mine = tile[src * width + tid];
-        const float seen = tid >= offset ? tile[src * width + tid - offset] : NAN;  // NAN: nothing to read
-        const float next = tid >= offset ? mine + seen : mine;
-        tile[dst * width + tid] = next;
-        trace_lane(step, tid, seen, mine, next);
+        tile[dst * width + tid] = tid >= offset ? mine + tile[src * width + tid - offset] : mine;
         __syncthreads();
         src = dst;
     }
@@ -239,6 +175,41 @@ __global__ void scanExclusiveDoubleBuffer(const float* __restrict__ in, float* _
     const unsigned int src = hillisSteeleDoubleBuffer(tile, tid, blockDim.x);
     if (i < n) out[i] = tid > 0 ? tile[src * blockDim.x + tid - 1] : 0.0f;
 }
+
+// ---- limits, and the plumbing this file uses (none of it is the kernels') ---------
+
+constexpr unsigned int kDefaultBlocks[] = {32, 64, 256, 1024};
+constexpr size_t kDefaultN = 1049187;  // leaves a partial last tile at every default block size
+constexpr size_t kMaxN = size_t(1) << 30;
+
+// What compareExact (in the plumbing block) reports: how many elements differ, and
+// the first of them.
+struct Mismatch {
+    size_t count = 0;
+    size_t first = 0;
+    float expected = 0.0f;
+    float actual = 0.0f;
+};
+
+// The host plumbing this file uses, defined in the block at its end (identical in every
+// CUDA lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
+// num, printTable, median, gbPerSecond, openDevice, compareExact, medianMs).
+static void printUsage(FILE* to);
+[[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
+[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
+[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
+[[noreturn]] [[maybe_unused]] static void noGpu(const char* why, cudaError_t err);
+[[maybe_unused]] static std::string fmt(const char* format, double value);
+[[maybe_unused]] static std::string num(unsigned long long value);
+[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
+                                        const std::vector<std::vector<std::string>>& rows);
+[[maybe_unused]] static float median(std::vector<float> values);
+[[maybe_unused]] static double gbPerSecond(double bytes, double ms);
+[[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 
 // ---- work per block, at compile time --------------------------------------
 //
@@ -350,16 +321,12 @@ struct Options {
     uint64_t seed = 0;
     bool seed_given = false;
     std::string dump_reference;  // non-empty: write the CPU reference there and exit, no GPU needed
-    bool trace = false;            // --trace: record what every lane read, step by step, in one block
-    unsigned int trace_lanes = 64;  // --trace-lanes: that block's size (two warps by default)
-    std::string trace_out;         // --trace-out FILE: the whole record, for race_picture.py
 };
 
 static void printUsage(FILE* to) {
     std::fprintf(to,
                  "usage: scan [--n N] [--block B[,B...]] [--kernel K[,K...]]\n"
-                 "            [--pattern cycle8|random] [--seed S] [--dump-reference FILE]\n"
-                 "            [--trace] [--trace-lanes L] [--trace-out FILE] [--help]\n"
+                 "            [--pattern cycle8|random] [--seed S] [--dump-reference FILE] [--help]\n"
                  "\n"
                  "  --n N             elements to scan, 0..%zu (default %zu)\n"
                  "  --block B,...     threads per block = tile size, each 1..%u (default 32,64,256,1024)\n"
@@ -369,11 +336,6 @@ static void printUsage(FILE* to) {
                  "  --dump-reference FILE\n"
                  "                    write the input and the CPU reference for each block size to FILE\n"
                  "                    (binary, for the test harness) and exit without touching the GPU\n"
-                 "  --trace           instead of the table: one block through the in-place, no-copy and\n"
-                 "                    double-buffered kernels, each lane recording what it read at every\n"
-                 "                    step; a summary of the stale reads per step\n"
-                 "  --trace-lanes L   the traced block's size, a power of two from 2 to 1024 (default 64)\n"
-                 "  --trace-out FILE  also write the whole record to FILE, for day31-scan/race_picture.py\n"
                  "  --help            this text\n"
                  "\n"
                  "exit status: 0 every gated kernel matched, 1 a gated kernel mismatched or a CUDA call\n"
@@ -428,21 +390,6 @@ static Options parseOptions(int argc, char** argv) {
                 }
                 opt.blocks.push_back(unsigned(b));
             }
-        } else if (flag == "--trace") {
-            if (has_value) usageError("%s takes no value", flag.c_str());
-            opt.trace = true;
-        } else if (flag == "--trace-lanes") {
-            const std::string v = needValue();
-            unsigned long long lanes = 0;
-            if (!parseUnsigned(v.c_str(), kMaxThreadsPerBlock, lanes) || lanes < 2 || (lanes & (lanes - 1)) != 0) {
-                usageError("--trace-lanes wants a power of two from 2 to 1024, not '%s'", v.c_str());
-            }
-            opt.trace = true;
-            opt.trace_lanes = unsigned(lanes);
-        } else if (flag == "--trace-out") {
-            opt.trace_out = needValue();
-            if (opt.trace_out.empty()) usageError("%s needs a file name", "--trace-out");
-            opt.trace = true;
         } else if (flag == "--kernel") {
             const std::string v = needValue();
             opt.kernels.clear();
@@ -519,185 +466,6 @@ static void printWorkTable(const std::vector<unsigned int>& blocks) {
     std::printf("\n");
 }
 
-// ---- host side: --trace -----------------------------------------------------
-//
-// One block of `lanes` threads, in[i] = (i % 8) + 1, through three kernels with
-// g_trace set. Each lane records, at every step, what it read from lane tid - offset
-// and its own value before and after. A read is STALE when it differs from what the
-// lane it read held before the step: that lane had already written its new value. A
-// word is STALE in the no-copy kernel when a lane that wrote nothing this step finds
-// its word is not its current value. Both judgements use only the recorded values.
-
-struct RaceStep {
-    std::vector<float> read, before, after;
-};
-
-// A race shows in some blocks and not others (at 64 threads, in well under one block
-// in a hundred on an H200), so many blocks scan the same tile at once, 2^18 elements in
-// all, and every block's record comes back. The in-place kernel is launched again, up
-// to kTraceLaunches times, until some block reads a stale value; the summary says how
-// many launches it took (or that none caught it: the race is still there, see racecheck).
-constexpr unsigned int kTraceElements = 1u << 18;
-constexpr unsigned int kTraceLaunches = 64;
-static unsigned int traceBlocks(unsigned int lanes) { return kTraceElements / lanes; }
-
-// Equal as recorded: two unset words (NaN, read from never-written shared memory) are
-// the same word, not a difference.
-static bool sameValue(float a, float b) { return a == b || (a != a && b != b); }
-
-static std::vector<std::vector<RaceStep>> traceKernel(ScanKernel kernel, unsigned int lanes) {
-    const unsigned int steps = scanSteps(lanes);
-    std::vector<float> input(size_t(traceBlocks(lanes)) * lanes);
-    for (size_t k = 0; k < input.size(); ++k) input[k] = float(k % lanes % 8 + 1);
-    float *d_in = nullptr, *d_out = nullptr, *d_trace = nullptr;
-    const size_t words = size_t(traceBlocks(lanes)) * kTraceSteps * lanes * 3;
-    CUDA_CHECK(cudaMalloc(&d_in, input.size() * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&d_out, input.size() * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&d_trace, words * sizeof(float)));
-    CUDA_CHECK(cudaMemcpy(d_in, input.data(), input.size() * sizeof(float), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_trace, 0xFF, words * sizeof(float)));
-    CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &d_trace, sizeof d_trace));
-    kernel<<<traceBlocks(lanes), lanes>>>(d_in, d_out, input.size());
-    CUDA_CHECK_LAUNCH_AND_WAIT();
-    std::vector<float> words_back(words);
-    CUDA_CHECK(cudaMemcpy(words_back.data(), d_trace, words * sizeof(float), cudaMemcpyDeviceToHost));
-    float* none = nullptr;
-    CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &none, sizeof none));
-    CUDA_CHECK(cudaFree(d_in));
-    CUDA_CHECK(cudaFree(d_out));
-    CUDA_CHECK(cudaFree(d_trace));
-    std::vector<std::vector<RaceStep>> blocks(traceBlocks(lanes), std::vector<RaceStep>(steps));
-    for (unsigned int b = 0; b < traceBlocks(lanes); ++b) {
-        for (unsigned int k = 0; k < steps; ++k) {
-            for (unsigned int t = 0; t < lanes; ++t) {
-                const float* at = &words_back[((size_t(b) * kTraceSteps + k) * lanes + t) * 3];
-                blocks[b][k].read.push_back(at[0]);
-                blocks[b][k].before.push_back(at[1]);
-                blocks[b][k].after.push_back(at[2]);
-            }
-        }
-    }
-    return blocks;
-}
-
-static size_t staleReads(const std::vector<RaceStep>& record) {
-    size_t stale = 0;
-    unsigned int offset = 1;
-    for (const RaceStep& r : record) {
-        for (size_t t = offset; t < r.read.size(); ++t) stale += !sameValue(r.read[t], r.before[t - offset]);
-        offset *= 2;
-    }
-    return stale;
-}
-
-static std::string laneList(const std::vector<unsigned int>& lanes) {
-    std::string text;
-    for (size_t k = 0; k < lanes.size() && k < 8; ++k) text += (k ? ", " : "") + std::to_string(lanes[k]);
-    if (lanes.size() > 8) text += ", ... (" + std::to_string(lanes.size()) + ")";
-    return text.empty() ? "-" : text;
-}
-
-static std::string valuesText(const std::vector<float>& values) {
-    std::string text;
-    for (size_t k = 0; k < values.size(); ++k) {
-        text += k ? " " : "";
-        text += values[k] == values[k] ? std::to_string((long long)values[k]) : "?";
-    }
-    return text;
-}
-
-static int runTrace(const Options& opt, const cudaDeviceProp& prop) {
-    const unsigned int lanes = opt.trace_lanes, warp = unsigned(prop.warpSize);
-    if (lanes > unsigned(prop.maxThreadsPerBlock)) {
-        std::fprintf(stderr, "scan: a block of %u threads exceeds this GPU's %d threads per block\n", lanes,
-                     prop.maxThreadsPerBlock);
-        return kExitUsage;
-    }
-    struct Traced {
-        const char* name;
-        const char* label;
-        ScanKernel kernel;
-    };
-    const Traced kernels[] = {{"in-place", "inclusive, in place", scanInclusiveInPlace},
-                              {"no-copy", "inclusive, no copy", scanInclusiveNoCopy},
-                              {"double-buffer", "inclusive, double buffered", scanInclusiveDoubleBuffer}};
-    std::printf("Trace: %u blocks of %u lanes (%u warp%s of %u), each tile in[i] = (i %% 8) + 1; every lane records\n"
-                "what it read from lane tid - offset at each step. STALE: the lane it read had already written its new\n"
-                "value. Shown: the block with the most stale reads (the first block when none has any)\n\n",
-                traceBlocks(lanes), lanes, (lanes + warp - 1) / warp, lanes > warp ? "s" : "", warp);
-    FILE* out = nullptr;
-    if (!opt.trace_out.empty()) {
-        out = std::fopen(opt.trace_out.c_str(), "w");
-        if (out == nullptr) {
-            std::fprintf(stderr, "scan: cannot write %s: %s\n", opt.trace_out.c_str(), std::strerror(errno));
-            return kExitFail;
-        }
-        std::fprintf(out, "# scan-lab race trace, format 1: kernel|NAME, then read|, before| and after|STEP|OFFSET|"
-                          "one value per lane (? = none)\nprogram|day31-scan/scan.cu\ngpu|%s\nlanes|%u\nwarp|%u\n",
-                     prop.name, lanes, warp);
-    }
-    std::printf("kernel                      step  offset  stale reads  lanes that read stale values              stale words\n");
-    size_t stale_total[3] = {0, 0, 0}, stale_blocks[3] = {0, 0, 0}, across_warps = 0;
-    unsigned int shown[3] = {0, 0, 0}, launches = 0;
-    for (size_t k = 0; k < 3; ++k) {
-        std::vector<std::vector<RaceStep>> blocks;
-        // The in-place kernel again until a block shows the race; the others once.
-        for (unsigned int launch = 0; launch < (k == 0 ? kTraceLaunches : 1u) && stale_blocks[k] == 0; ++launch) {
-            blocks = traceKernel(kernels[k].kernel, lanes);
-            if (k == 0) launches = launch + 1;
-            size_t most = 0;
-            for (unsigned int b = 0; b < traceBlocks(lanes); ++b) {
-                const size_t stale = staleReads(blocks[b]);
-                stale_blocks[k] += stale > 0;
-                if (stale > most) {
-                    most = stale;
-                    shown[k] = b;
-                }
-            }
-        }
-        const std::vector<RaceStep>& record = blocks[shown[k]];
-        if (out != nullptr) std::fprintf(out, "kernel|%s\nblock|%u\n", kernels[k].name, shown[k]);
-        unsigned int offset = 1;
-        for (size_t step = 0; step < record.size(); ++step, offset *= 2) {
-            const RaceStep& r = record[step];
-            std::vector<unsigned int> stale, stale_words;
-            for (unsigned int t = 0; t < lanes; ++t) {
-                if (t >= offset && !sameValue(r.read[t], r.before[t - offset])) {
-                    stale.push_back(t);
-                    if (k == 0 && t / warp != (t - offset) / warp) ++across_warps;
-                }
-                if (t < offset && !sameValue(r.after[t], r.before[t])) stale_words.push_back(t);
-            }
-            stale_total[k] += stale.size();
-            std::printf("%-26s  %4zu  %6u  %11zu  %-40s  %s\n", step == 0 ? kernels[k].label : "", step + 1, offset,
-                        stale.size(), laneList(stale).c_str(), laneList(stale_words).c_str());
-            if (out != nullptr) {
-                std::fprintf(out, "read|%zu|%u|%s\n", step + 1, offset, valuesText(r.read).c_str());
-                std::fprintf(out, "before|%zu|%u|%s\n", step + 1, offset, valuesText(r.before).c_str());
-                std::fprintf(out, "after|%zu|%u|%s\n", step + 1, offset, valuesText(r.after).c_str());
-            }
-        }
-    }
-    if (out != nullptr && std::fclose(out) != 0) {
-        std::fprintf(stderr, "scan: writing %s failed\n", opt.trace_out.c_str());
-        return kExitFail;
-    }
-    std::printf("\nblocks with a stale read, of %u: in place %zu (launch %u of at most %u; block %u shown: %zu stale reads,\n"
-                "%zu of them from a lane in another warp); no copy %zu; double buffered %zu\n",
-                traceBlocks(lanes), stale_blocks[0], launches, kTraceLaunches, shown[0], stale_total[0], across_warps,
-                stale_blocks[1], stale_blocks[2]);
-    if (stale_blocks[0] == 0 && lanes > warp)
-        std::printf("no launch caught the in-place race this time: it is still there (racecheck reports it every time);\n"
-                    "a race owes nobody a wrong answer. Try again, or a wider block (--trace-lanes 256)\n");
-    if (stale_blocks[2] != 0) {
-        std::printf("FAILED: the double-buffered kernel read a stale value\n");
-        return kExitFail;
-    }
-    std::printf("the double-buffered kernel read only the previous step's values%s\n",
-                opt.trace_out.empty() ? "" : ("; the whole record is in " + opt.trace_out).c_str());
-    return kExitPass;
-}
-
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
     if (opt.pattern == Pattern::Random && !opt.seed_given) {
@@ -709,7 +477,6 @@ int main(int argc, char** argv) {
 
     const cudaDeviceProp prop = openDevice(reinterpret_cast<const void*>(&scanInclusiveDoubleBuffer));
     std::printf("GPU: %s (compute capability %d.%d), warp size %d\n", prop.name, prop.major, prop.minor, prop.warpSize);
-    if (opt.trace) return runTrace(opt, prop);
     std::printf("Max threads per block: %d, shared memory per block: %zu B\n\n", prop.maxThreadsPerBlock,
                 prop.sharedMemPerBlock);
     for (unsigned int block : opt.blocks) {

@@ -38,10 +38,10 @@ constexpr int kFreeTotalVersion = 0;  // TODO: 1 or 2
 constexpr const char* kFreeTotalSentence = "";
 
 // Hillis-Steele over two halves of `tile` (each blockDim.x words): the lesson's
-// hillisSteeleDoubleBuffer (day31-scan/scan.cu), same name, the same steps without
-// the lesson's --trace hook. It reads only half src, writes only half dst, one barrier
-// a step, and idle lanes copy themselves across. Returns the half holding the
-// inclusive scan; it ends with a barrier, so any lane may then read any word of it.
+// hillisSteeleDoubleBuffer (day31-scan/scan.cu), copied unchanged. It reads only half
+// src, writes only half dst, one barrier a step, and idle lanes copy themselves across.
+// Returns the half holding the inclusive scan; it ends with a barrier, so any lane may
+// then read any word of it.
 __device__ unsigned int hillisSteeleDoubleBuffer(float* tile, unsigned int tid, unsigned int width) {
     unsigned int src = 0;
     for (unsigned int offset = 1; offset < width; offset *= 2) {

@@ -110,9 +110,9 @@ elif ! why=$(nvidia_gpu); then
   for p in "${cuda_programs[@]}"; do skip "${p%%:*}" "$why"; done
 elif build_step "make cuda" make --no-print-directory cuda; then
   for p in "${cuda_programs[@]}"; do attempt "${p%%:*}" "${p#*:}"; done
-  # The kernels' own traces (--trace), then their pictures where matplotlib is importable.
-  attempt "day31-scan/scan.cu --trace" "$build/day31-scan/scan" --trace --trace-out "$build/day31-scan/race.txt"
-  attempt "a05-scan/cuda/scan.cu --trace" "$build/a05-scan/cuda/scan" --trace --trace-out "$build/a05-scan/trace.txt"
+  # The kernels' own traces (their traced twins, trace.cu), then their pictures where matplotlib is importable.
+  attempt "day31-scan/trace.cu" "$build/day31-scan/trace" --trace-out "$build/day31-scan/race.txt"
+  attempt "a05-scan/cuda/trace.cu" "$build/a05-scan/cuda/trace" --trace-out "$build/a05-scan/trace.txt"
   if ! "$PYTHON" -c 'import matplotlib' >/dev/null 2>&1; then
     skip "pictures of the traces" "matplotlib is not importable by $PYTHON (pip install -r harness/requirements.txt)"
   elif [ -f "$build/day31-scan/race.txt" ] && [ -f "$build/a05-scan/trace.txt" ]; then

@@ -182,6 +182,15 @@ def check_scan_run(result, n: int, pattern: str = "cycle", seed: int = 0, tile: 
 
 # ---- without a GPU -----------------------------------------------------------------
 
+def test_the_first_kernel_of_lab_1_starts_by_line_170():
+    """The header is the map, then the includes and the error macros, the CPU reference and the
+    kernels: what the host needs and no kernel uses (limits, the plumbing's declarations, the
+    input) waits below them."""
+    lines = (REPO / SCAN.sources[0]).read_text().splitlines()
+    first = next(k for k, line in enumerate(lines, 1) if line.startswith("__global__"))
+    assert first <= 170, f"{SCAN.sources[0]}: the first kernel starts at line {first}, past the budget of 170"
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("program", [SCAN, COMPACTION], ids=["scan", "compaction"])
 def test_builds_for_t4_and_hopper_without_warnings(builder, program):

@@ -33,6 +33,7 @@ from scanlab.build import HIP_ARCH, Program
 from scanlab.paths import REPO
 from scanlab.run import Result, run, run_on_gpu, split_row
 from scanlab.sanitizer import sanitize
+from scanlab.source import device_code
 
 SOURCES = {"scan": "a05-scan/hip/scan.cpp", "compaction": "a05-scan/hip/compaction.cpp"}
 CUDA_SOURCES = {"scan": "a05-scan/cuda/scan.cu", "compaction": "a05-scan/cuda/compaction.cu"}
@@ -218,27 +219,6 @@ LANE_LITERAL = re.compile(r"\b(31|32|63|64)\b|(>>|<<)\s*[56]\b")
 # shuffle_up()'s body is the warp scan's only shuffle, spelled once per vendor.
 VENDOR_SHUFFLE = {"hip": "return __shfl_up(v, delta);", "cuda": "return __shfl_up_sync(0xffffffffu, v, delta);"}
 ALLOWED_DEVICE_LINES = {"#define LOG_NUM_BANKS 5", *VENDOR_SHUFFLE.values()}
-
-
-def strip_comments_and_strings(code: str) -> str:
-    def blank(m: re.Match) -> str:
-        text = m.group(0)
-        if text.startswith("//"):
-            return ""
-        if text.startswith("/*"):
-            return re.sub(r"[^\n]", " ", text)
-        return '""'
-    return re.sub(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', blank, code, flags=re.S)
-
-
-def device_code(source: str) -> str:
-    """The GPU-kernel section (between the '// ---- GPU kernels' and the first
-    '// ---- host side' banners), comments and strings removed."""
-    start = source.index("// ---- GPU kernels")
-    end = source.index("// ---- host side", start)
-    outside = strip_comments_and_strings(source[:start] + source[end:])
-    assert not re.search(r"__global__|__device__", outside), "a kernel outside the GPU-kernels section"
-    return strip_comments_and_strings(source[start:end])
 
 
 def lane_width_assumptions(source: str) -> list[str]:

@@ -48,6 +48,14 @@ def test_builds_for_t4_and_hopper_without_warnings(builder):
     assert built.warnings() == [], f"{built.reproduce}\n{built.output}"
 
 
+def test_the_first_kernel_starts_by_line_100():
+    """The header is the map, then the includes and the error macros, then the kernels: what the host
+    needs and no kernel uses (limits, the plumbing's declarations) waits below them."""
+    lines = (REPO / SCAN.sources[0]).read_text().splitlines()
+    first = next(k for k, line in enumerate(lines, 1) if line.startswith("__global__"))
+    assert first <= 100, f"{SCAN.sources[0]}: the first kernel starts at line {first}, past the budget of 100"
+
+
 @pytest.mark.cuda
 def test_help_documents_flags_and_exit_statuses(scan):
     result = run([scan, "--help"])

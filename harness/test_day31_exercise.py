@@ -27,6 +27,7 @@ from scanlab.day31_fakes import CASE, SENTENCE, clean_launch, fake_run, guarded
 from scanlab.grading import Report, max_score
 from scanlab.paths import REPO
 from scanlab.run import run
+from scanlab.source import device_functions, strip_comments_and_strings
 
 STARTER = REPO / "exercises" / "day31_shift_then_scan.cu"
 SOLUTION = REPO / "solutions" / "day31_shift_then_scan.cu"
@@ -195,6 +196,23 @@ def test_gradescope_json_shape(tmp_path):
     assert {t["status"] for t in data["tests"]} == {"passed", "failed"}
     for test in data["tests"]:
         assert set(test) >= {"name", "score", "max_score", "status", "output"}
+
+
+# ---- the exercise is built on the lesson ---------------------------------------------------
+
+LESSON = REPO / "day31-scan" / "scan.cu"
+
+
+def functions_of(path) -> dict[str, list[str]]:
+    return device_functions(strip_comments_and_strings(path.read_text()))
+
+
+@pytest.mark.parametrize("program", [STARTER, SOLUTION], ids=["starter", "solution"])
+def test_the_helper_is_the_lessons_own_token_for_token(program):
+    """The starter and the solution call the lesson's hillisSteeleDoubleBuffer, not a look-alike."""
+    lesson = functions_of(LESSON)["hillisSteeleDoubleBuffer"]
+    assert functions_of(program)["hillisSteeleDoubleBuffer"] == lesson, \
+        f"{program.name}'s hillisSteeleDoubleBuffer is not day31-scan/scan.cu's: copy the lesson's, unchanged"
 
 
 # ---- the runner's raw format, written here as day31_runner.cpp writes it -------------------

@@ -124,8 +124,9 @@ def test_one_warning_finder_reads_gcc_nvcc_and_the_nvcc_driver():
 
 
 # The host plumbing block at the end of every lesson file: one text per language.
-FENCED = {"CUDA": ["day31-scan/scan.cu", "a05-scan/cuda/scan.cu", "a05-scan/cuda/compaction.cu"],
-          "HIP": ["a05-scan/hip/scan.cpp", "a05-scan/hip/compaction.cpp"]}
+FENCED = {"CUDA": ["day31-scan/scan.cu", "a05-scan/cuda/scan.cu", "a05-scan/cuda/compaction.cu",
+                   "day31-scan/trace.cu", "a05-scan/cuda/trace.cu"],
+          "HIP": ["a05-scan/hip/scan.cpp", "a05-scan/hip/compaction.cpp", "a05-scan/hip/trace.cpp"]}
 
 
 def fenced_block(path: Path) -> str:

@@ -1,32 +1,130 @@
-"""Lab 1's --trace: the tile kernels show their own steps, and the pictures drawn from them.
+"""The traced twins: the lesson kernels again, recording their own steps, and the pictures drawn from them.
 
+Each lesson keeps its kernels plain; its twin beside it (day31-scan/trace.cu, a05-scan/cuda/trace.cu,
+a05-scan/hip/trace.cpp) holds copies of them with trace calls added, every added line marked
+`// trace`. Without those lines each twin is its lesson's kernels token for token (checked here,
+no toolchain needed), so what a twin records is what the lesson's kernels do.
 CPU: the committed fixture (harness/fixtures/trace-page-example.txt, the page's worked
 example written out) is what the three algorithms compute step by step, simulated here;
 the parser reads it and refuses broken traces with the line named; the picture script
 draws valid PNG and SVG files from it; the programs refuse a bad --trace-input.
-GPU: `scan --trace` (CUDA, and the HIP file through the HIP-on-CUDA header) prints and
+GPU: Lab 1's `trace` (CUDA, and the HIP file through the HIP-on-CUDA header) prints and
 writes, for the page's input, exactly the fixture's rows, captured by the kernels; the
 tracing build stays clean under racecheck; the pictures draw from the GPU's trace.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
+import re
 import subprocess
 import sys
 
 import pytest
 
 from scanlab import EXIT_NO_GPU, EXIT_PASS, EXIT_USAGE
-from scanlab.build import A05_CUDA_SCAN, DAY31_SCAN, Program
+from scanlab.build import A05_CUDA_TRACE, DAY31_TRACE, HIP_ARCH, Program
 from scanlab.paths import REPO
 from scanlab.run import run, run_on_gpu
 from scanlab.sanitizer import sanitize
+from scanlab.source import TRACE_MARK, device_code, device_functions, without_trace_lines
 
 FIXTURE = REPO / "harness" / "fixtures" / "trace-page-example.txt"
 PICTURES = REPO / "a05-scan" / "trace_pictures.py"
-HIP_SCAN_ON_CUDA = Program("a05-hip-scan-on-cuda", ("a05-scan/hip/scan.cpp",), compiler="nvcc-hip")
-BUILDS = [A05_CUDA_SCAN, HIP_SCAN_ON_CUDA, DAY31_SCAN]
+HIP_TRACE_ON_CUDA = Program("a05-hip-trace-on-cuda", ("a05-scan/hip/trace.cpp",), compiler="nvcc-hip")
+HIP_TRACE_AMD = Program(f"a05-hip-trace-{HIP_ARCH}", ("a05-scan/hip/trace.cpp",), compiler="hipcc")
+BUILDS = [A05_CUDA_TRACE, HIP_TRACE_ON_CUDA, HIP_TRACE_AMD, DAY31_TRACE]
+
+
+# ---- each twin is its lesson's kernels, plus lines marked `// trace` -------------------------
+
+# twin -> (its lesson, the lesson functions it copies). Anything else a twin defines in device
+# code is a trace helper (trace_*), called only from marked lines.
+TWINS = {
+    "day31-scan/trace.cu": ("day31-scan/scan.cu", {"scanInclusiveInPlace", "scanInclusiveNoCopy",
+                                                   "hillisSteeleDoubleBuffer", "scanInclusiveDoubleBuffer"}),
+    "a05-scan/cuda/trace.cu": ("a05-scan/cuda/scan.cu", {"hillis_steele_scan_tile_pingpong",
+                                                         "hillis_steele_scan_tile_staged", "smem_index",
+                                                         "blelloch_block_scan", "blelloch_scan_tile"}),
+    "a05-scan/hip/trace.cpp": ("a05-scan/hip/scan.cpp", {"hillis_steele_scan_tile_pingpong",
+                                                         "hillis_steele_scan_tile_staged", "smem_index",
+                                                         "blelloch_block_scan", "blelloch_scan_tile"}),
+}
+HOOK = re.compile(r"trace|dump|\bg_\w+")  # what no lesson kernel may hold: a trace or dump call, a g_ global
+
+
+def twin_differences(twin_text: str, lesson_text: str, copies: set[str]) -> list[str]:
+    """Why the twin is not the lesson's kernels plus marked lines (none: it is)."""
+    lesson = device_functions(device_code(lesson_text))
+    marked = device_functions(device_code(twin_text))
+    plain = device_functions(device_code(without_trace_lines(twin_text)))
+    problems = []
+    if set(plain) & set(lesson) != copies:
+        problems.append(f"copies {sorted(set(plain) & set(lesson))}, expected {sorted(copies)}")
+    for name in sorted(set(plain) - set(lesson)):
+        if not name.startswith("trace_"):
+            problems.append(f"{name}: in the twin, not in the lesson, and not a trace_ helper")
+    for name in sorted(copies & set(plain) & set(lesson)):
+        if plain[name] != lesson[name]:
+            diff = "\n".join(difflib.unified_diff(lesson[name], plain[name], "lesson", "twin", lineterm="", n=6))
+            problems.append(f"{name}, unmarked lines removed, differs from the lesson's (tokens):\n{diff}")
+    if all(marked.get(name) == plain.get(name) for name in copies):
+        problems.append("no copy has a trace line: nothing is traced")
+    helpers = [t for name in copies & set(plain) for t in plain[name] if HOOK.search(t)]
+    if helpers:
+        problems.append(f"unmarked trace code: {helpers}")
+    return problems
+
+
+def test_no_lesson_kernel_holds_a_trace_dump_or_test_hook():
+    for lesson, _ in TWINS.values():
+        found = [t for t in device_code((REPO / lesson).read_text()).split() if HOOK.search(t)]
+        assert not found, f"{lesson}: a hook in the kernels: {found}"
+
+
+@pytest.mark.parametrize("twin", list(TWINS))
+def test_each_twin_less_its_marked_lines_is_its_lessons_kernels_token_for_token(twin):
+    lesson, copies = TWINS[twin]
+    problems = twin_differences((REPO / twin).read_text(), (REPO / lesson).read_text(), copies)
+    assert not problems, f"{twin} against {lesson}:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("old, new, why", [
+    ("offset *= 2) {", "offset += offset) {", "a changed token in a copied kernel"),
+    ("trace_lane(offset, tid, seen, mine, mine + seen);  // trace", "trace_lane(offset, tid, seen, mine, mine + seen);",
+     "a trace line without its mark"),
+    ("        tile[tid] += seen;\n", "        tile[tid] += seen;  // trace\n", "a lesson line marked as trace"),
+    ("__global__ void scanInclusiveNoCopy(", "__global__ void scanInclusiveNoCopyTraced(", "a renamed copy"),
+])
+def test_the_twin_check_fails_on_a_planted_difference(old, new, why):
+    twin, (lesson, copies) = "day31-scan/trace.cu", TWINS["day31-scan/trace.cu"]
+    text = (REPO / twin).read_text()
+    assert old in text, f"the planted change ({why}) no longer applies; update this test"
+    assert twin_differences(text.replace(old, new, 1), (REPO / lesson).read_text(), copies), why
+
+
+def test_every_marked_line_of_a_twin_is_inside_its_kernels():
+    for twin in TWINS:
+        text = (REPO / twin).read_text()
+        start, end = text.index("// ---- GPU kernels"), text.index("// ---- host side")
+        outside = [line for line in (text[:start] + text[end:]).splitlines() if TRACE_MARK.search(line)]
+        assert not outside, f"{twin}: marked lines outside the kernels: {outside}"
+        assert any(TRACE_MARK.search(line) for line in text[start:end].splitlines()), twin
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("program", [DAY31_TRACE, A05_CUDA_TRACE, HIP_TRACE_ON_CUDA], ids=lambda p: p.name)
+def test_the_twins_build_without_warnings(builder, program):
+    built = builder.get(program)
+    assert built.warnings() == [], f"{built.reproduce}\n{built.output}"
+
+
+@pytest.mark.hip
+def test_the_hip_twin_builds_for_amd_without_warnings(builder):
+    built = builder.get(HIP_TRACE_AMD)
+    assert f"--offload-arch={HIP_ARCH}" in built.reproduce, built.reproduce
+    assert built.warnings() == [], f"{built.reproduce}\n{built.output}"
 
 
 def pictures_module():
@@ -115,17 +213,17 @@ def test_the_picture_script_exit_statuses(tmp_path):
 @pytest.mark.cuda
 @pytest.mark.parametrize("bad", ["1,x", "", "1,2000", ",".join(["1"] * 65)])
 def test_a_bad_trace_input_is_a_usage_error(bad, builder):
-    binary = builder.get(A05_CUDA_SCAN).path
+    binary = builder.get(A05_CUDA_TRACE).path
     result = run([str(binary), "--trace-input", bad])
     assert result.returncode == EXIT_USAGE and "--trace-input wants" in result.stderr, result.stderr
 
 
 @pytest.mark.gpu
 @pytest.mark.cuda
-@pytest.mark.parametrize("program", [A05_CUDA_SCAN, HIP_SCAN_ON_CUDA], ids=["cuda", "hip-on-cuda"])
+@pytest.mark.parametrize("program", [A05_CUDA_TRACE, HIP_TRACE_ON_CUDA], ids=["cuda", "hip-on-cuda"])
 def test_the_kernels_trace_is_the_pages_trace(program, builder, tmp_path):
     out = tmp_path / "trace.txt"
-    result = run_on_gpu([str(builder.get(program).path), "--trace", "--trace-out", str(out)])
+    result = run_on_gpu([str(builder.get(program).path), "--trace-out", str(out)])
     assert result.returncode == EXIT_PASS, result.stdout + result.stderr
     assert result.stdout.strip().splitlines()[-1].startswith("all 3 traced kernels ended with the CPU's scan")
     traced = tp.parse(out.read_text())
@@ -137,7 +235,7 @@ def test_the_kernels_trace_is_the_pages_trace(program, builder, tmp_path):
 @pytest.mark.cuda
 def test_a_traced_tile_that_is_not_a_power_of_two_is_padded_with_the_identity(builder, tmp_path):
     out = tmp_path / "trace.txt"
-    result = run_on_gpu([str(builder.get(A05_CUDA_SCAN).path), "--trace-input", "5,0,2,9,1", "--trace-out", str(out)])
+    result = run_on_gpu([str(builder.get(A05_CUDA_TRACE).path), "--trace-input", "5,0,2,9,1", "--trace-out", str(out)])
     assert result.returncode == EXIT_PASS, result.stdout + result.stderr
     assert rows_of(tp.parse(out.read_text())) == simulate([5, 0, 2, 9, 1, 0, 0, 0])
 
@@ -145,7 +243,7 @@ def test_a_traced_tile_that_is_not_a_power_of_two_is_padded_with_the_identity(bu
 @pytest.mark.gpu
 @pytest.mark.cuda
 def test_the_tracing_build_is_clean_under_racecheck(builder, sanitizer):
-    report = sanitize("racecheck", [str(builder.get(A05_CUDA_SCAN).path), "--trace"])
+    report = sanitize("racecheck", [str(builder.get(A05_CUDA_TRACE).path)])
     assert report.result.returncode != EXIT_NO_GPU
     assert report.clean, report.result.describe()
 
@@ -155,7 +253,7 @@ def test_the_tracing_build_is_clean_under_racecheck(builder, sanitizer):
 def test_pictures_draw_from_the_gpus_trace(builder, tmp_path):
     pytest.importorskip("matplotlib", reason="matplotlib (harness/requirements.txt) draws the pictures")
     out = tmp_path / "trace.txt"
-    assert run_on_gpu([str(builder.get(A05_CUDA_SCAN).path), "--trace", "--trace-out", str(out)]).returncode == 0
+    assert run_on_gpu([str(builder.get(A05_CUDA_TRACE).path), "--trace-out", str(out)]).returncode == 0
     proc = subprocess.run([sys.executable, str(PICTURES), str(out), "--out", str(tmp_path / "pictures")],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -230,7 +328,7 @@ def test_the_race_picture_draws_valid_png_and_svg(tmp_path):
                           timeout=120).returncode == 1
 
 
-DAY31 = DAY31_SCAN
+DAY31 = DAY31_TRACE
 
 
 @pytest.mark.cuda
@@ -263,9 +361,12 @@ def test_day31_trace_stale_reads_across_warps_only(lanes, builder, tmp_path):
 @pytest.mark.gpu
 @pytest.mark.cuda
 def test_day31_tracing_build_keeps_the_fix_clean_under_racecheck(builder, sanitizer):
+    """The traced double-buffered kernel's extra reads add no hazard (the in-place kernel's race is
+    the point of the trace, so racecheck watches the double-buffered kernel only)."""
     binary = str(builder.get(DAY31).path)
-    report = sanitize("racecheck", [binary, "--n", "4096", "--block", "64,256", "--kernel", "double-buffer,exclusive"])
+    report = sanitize("racecheck", ["--kernel-name", "kns=scanInclusiveDoubleBuffer", binary, "--trace-lanes", "64"])
     assert report.clean, report.result.describe()
+    assert report.result.returncode == EXIT_PASS, report.result.describe()
 
 
 # ---- the committed H200 traces the READMEs show -----------------------------------------------

@@ -26,8 +26,6 @@
 //   ./scan --part 3 --n 268435456 --items 8    ... and with 8 elements per thread
 //   ./scan --check-only --n 65537          correctness only: no timing, no copy ceiling
 //   ./scan --no-padding                    Blelloch without CONFLICT_FREE_OFFSET (for Nsight Compute)
-//   ./scan --trace --trace-out trace.txt   the page's 8 elements through the three tile kernels, every
-//                                          step as the kernels copy it out; then python3 trace_pictures.py
 //   ./scan --help                          every flag
 //
 // Observe:
@@ -50,7 +48,7 @@
 // failed; 2 bad command line; 3 no usable GPU (no device, driver missing or too
 // old, or no binary for this GPU's architecture).
 //
-// Map, in reading order: the kernels first, then what the host needs.
+// Map, in reading order: the CPU reference, the kernels, then what the host needs.
 //   hillis_steele_scan_tile_pingpong  Part 1-2: inclusive, two shared buffers          --part 1,2
 //   hillis_steele_scan_tile_staged    Part 1-2: inclusive in place, read-barrier-write  --part 1,2
 //   smem_index, blelloch_block_scan   the tree: up-sweep, the identity at the root, down-sweep
@@ -61,8 +59,10 @@
 //   warp_inclusive_scan, warp_block_exclusive_scan, warp_scan_tile
 //                                     phase 1 with the shuffle block scan             --block-scan warp
 //   add_tile_offsets                  phase 3: each tile's offset added back
-//   then the host side: work per tile, options, device, checks, timing, launches, the
-//   three parts and main; after main, the plumbing block every CUDA lesson file shares.
+//   then the host side: limits and the plumbing's declarations, input, work per tile,
+//   options, checks, timing, launches, the three parts and main; after main, the plumbing
+//   block every CUDA lesson file shares.
+// Watching the tile kernels step by step: trace.cu beside this file (its own program).
 
 #include <cuda_runtime.h>
 
@@ -99,105 +99,6 @@ constexpr const char* kProgram = "scan";  // error lines start with it
 // the kernel at the next synchronisation. Timed loops check the first after every
 // launch and the second once the timing is over.
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-
-constexpr size_t kDefaultN = size_t(1) << 22;  // 4194304: the page's "4 M"
-constexpr size_t kMaxN = size_t(1) << 30;
-constexpr unsigned int kDefaultTile = 256;
-constexpr unsigned int kMinTile = 32;
-constexpr unsigned int kMaxTile = 1024;
-constexpr int kDefaultReps = 20;
-constexpr int kMaxReps = 1000;
-constexpr int kWarmups = 2;
-constexpr uint64_t kExactLimit = uint64_t(1) << 24;  // floats hold every integer up to here
-
-// What compareExact (in the plumbing block) reports: how many elements differ, and
-// the first of them.
-struct Mismatch {
-    size_t count = 0;
-    size_t first = 0;
-    float expected = 0.0f;
-    float actual = 0.0f;
-};
-
-// The host plumbing this file uses, defined in the block at its end (identical in every
-// CUDA lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond, openDevice, compareExact, medianMs).
-static void printUsage(FILE* to);
-[[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
-[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
-[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
-[[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
-[[noreturn]] [[maybe_unused]] static void noGpu(const char* why, cudaError_t err);
-[[maybe_unused]] static std::string fmt(const char* format, double value);
-[[maybe_unused]] static std::string num(unsigned long long value);
-[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
-                                        const std::vector<std::vector<std::string>>& rows);
-[[maybe_unused]] static float median(std::vector<float> values);
-[[maybe_unused]] static double gbPerSecond(double bytes, double ms);
-[[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
-[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
-template <typename Enqueue>
-static float medianMs(int warmups, int reps, Enqueue&& enqueue);
-
-// ---- input -------------------------------------------------------------------
-//
-// The generator is splitmix64, in the plumbing block at the end of the file: the same
-// seed gives the same data with every compiler, so a failing seed reproduces anywhere.
-
-enum class Pattern { Cycle, Random };
-
-struct Input {
-    std::vector<float> values;
-    std::string description;
-    uint64_t largest_prefix = 0;  // every value is >= 0, so this is the sum of the whole array
-};
-
-// A per-tile scan only ever adds up one tile, but the 3-phase scan's prefixes grow
-// with n, and float addition is exact in every order only while every partial sum
-// is an integer <= 2^24. So the largest value shrinks as n grows, to keep
-// n * (largest value) <= 2^24; past 2^24 elements even all-ones is too much, and the
-// array holds exactly one 1 in every run of k = ceil(n / 2^24) elements. That is a
-// guarantee, not an expectation: the largest prefix can never pass 2^24.
-//
-// cycle: in[i] = 1 + (i % 13) % top. The period 13 is odd, so no power-of-two tile
-// lines up with it and neighbouring tiles hold different data: a block that scans
-// the wrong tile, or a tile offset added to the wrong tile, shows up.
-static Input makeInput(size_t n, Pattern pattern, uint64_t seed) {
-    Input input;
-    input.values.assign(n, 0.0f);
-    const uint64_t cap = n == 0 ? kExactLimit : kExactLimit / n;  // largest value with n * value <= 2^24
-    uint64_t state = seed;
-    char text[256];
-    if (cap >= 1) {
-        if (pattern == Pattern::Cycle) {
-            const unsigned int top = unsigned(std::min<uint64_t>(13, cap));
-            for (size_t i = 0; i < n; ++i) input.values[i] = float(1 + (i % 13) % top);
-            if (top == 13) {
-                std::snprintf(text, sizeof text, "cycle: in[i] = 1 + i %% 13, values 1..13");
-            } else {
-                std::snprintf(text, sizeof text, "cycle: in[i] = 1 + (i %% 13) %% %u, values 1..%u", top, top);
-            }
-        } else {
-            const unsigned int top = unsigned(std::min<uint64_t>(15, cap));
-            for (size_t i = 0; i < n; ++i) input.values[i] = float(splitmix64(state) % (top + 1));
-            std::snprintf(text, sizeof text, "random (seed %" PRIu64 "): integers 0..%u", seed, top);
-        }
-    } else {
-        const size_t k = size_t((n + kExactLimit - 1) / kExactLimit);
-        for (size_t run = 0; run * k < n; ++run) {
-            const size_t at = run * k + size_t(pattern == Pattern::Cycle ? run % k : splitmix64(state) % k);
-            if (at < n) input.values[at] = 1.0f;
-        }
-        if (pattern == Pattern::Cycle) {
-            std::snprintf(text, sizeof text, "cycle, sparse: a single 1 in every run of %zu elements (at offset r %% %zu in run r), zeros elsewhere", k, k);
-        } else {
-            std::snprintf(text, sizeof text, "random (seed %" PRIu64 "), sparse: a single 1 at a random offset in every run of %zu elements, zeros elsewhere", seed, k);
-        }
-    }
-    input.description = text;
-    for (float v : input.values) input.largest_prefix += uint64_t(v);
-    return input;
-}
 
 // ---- CPU reference -----------------------------------------------------------
 //
@@ -252,21 +153,6 @@ static void scanTilesExclusive(const std::vector<float>& in, size_t tile, std::v
 #define LOG_NUM_BANKS 5
 #define CONFLICT_FREE_OFFSET(i) ((i) >> LOG_NUM_BANKS)
 
-// Tracing (--trace): the tile kernels below call trace_step after their barriers, and
-// in a normal run g_trace is null and the call does nothing. With --trace the host
-// points g_trace at rows of blockDim.x words and launches one block: each call copies
-// the block's tile out of shared memory as one row (each thread its own slot), then a
-// barrier, so no thread overwrites a slot before every thread has copied it.
-__device__ float* g_trace = nullptr;
-
-__device__ __forceinline__ void trace_step(unsigned int& row, unsigned int tid, float value) {
-    if (g_trace != nullptr) {
-        g_trace[size_t(row) * blockDim.x + tid] = value;
-        __syncthreads();
-    }
-    ++row;
-}
-
 // Hillis-Steele, ping-pong buffers: inclusive scan of each tile of blockDim.x.
 // Each step reads one half of shared memory and writes the other, so one barrier a
 // step separates every read of a half from the next write to it. Every lane writes
@@ -280,18 +166,15 @@ __global__ void hillis_steele_scan_tile_pingpong(const float* __restrict__ in, f
     const size_t i = size_t(blockIdx.x) * width + tid;
     float* src = pingpong;
     float* dst = pingpong + width;
-    unsigned int row = 0;  // --trace only
 
     src[tid] = i < n ? in[i] : 0.0f;
     __syncthreads();
-    trace_step(row, tid, src[tid]);
     for (unsigned int offset = 1; offset < width; offset *= 2) {
         dst[tid] = tid >= offset ? src[tid] + src[tid - offset] : src[tid];
         __syncthreads();
         float* const swap = src;
         src = dst;
         dst = swap;
-        trace_step(row, tid, src[tid]);
     }
     if (i < n) out[i] = src[tid];
 }
@@ -307,17 +190,13 @@ __global__ void hillis_steele_scan_tile_staged(const float* __restrict__ in, flo
     const unsigned int width = blockDim.x;
     const size_t i = size_t(blockIdx.x) * width + tid;
 
-    unsigned int row = 0;  // --trace only
-
     staged[tid] = i < n ? in[i] : 0.0f;
     __syncthreads();
-    trace_step(row, tid, staged[tid]);
     for (unsigned int offset = 1; offset < width; offset *= 2) {
         const float addend = tid >= offset ? staged[tid - offset] : 0.0f;
         __syncthreads();
         if (tid >= offset) staged[tid] += addend;
         __syncthreads();
-        trace_step(row, tid, staged[tid]);
     }
     if (i < n) out[i] = staged[tid];
 }
@@ -337,10 +216,8 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
     // Up-sweep (a reduction). After the level at `offset`, slot offset*(2j + 2) - 1
     // holds the sum of the 2 * offset values ending there; the root holds the total.
     unsigned int offset = 1;
-    unsigned int row = 0;  // --trace only: one row after every barrier
     for (unsigned int active = width / 2; active > 0; active /= 2) {
         __syncthreads();
-        trace_step(row, tid, temp[smem_index<kPadded>(tid)]);
         if (tid < active) {
             const unsigned int ai = smem_index<kPadded>(offset * (2 * tid + 1) - 1);
             const unsigned int bi = smem_index<kPadded>(offset * (2 * tid + 2) - 1);
@@ -349,7 +226,6 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
         offset *= 2;
     }
     __syncthreads();
-    trace_step(row, tid, temp[smem_index<kPadded>(tid)]);
 
     // The identity at the root says "nothing comes before this tile". That one
     // store is what makes the result exclusive; without it every output would be
@@ -367,7 +243,6 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
     for (unsigned int active = 1; active < width; active *= 2) {
         offset /= 2;
         __syncthreads();
-        trace_step(row, tid, temp[smem_index<kPadded>(tid)]);
         if (tid < active) {
             const unsigned int ai = smem_index<kPadded>(offset * (2 * tid + 1) - 1);
             const unsigned int bi = smem_index<kPadded>(offset * (2 * tid + 2) - 1);
@@ -377,12 +252,11 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
         }
     }
     __syncthreads();
-    trace_step(row, tid, temp[smem_index<kPadded>(tid)]);
     return total;
 }
 
 // Blelloch exclusive scan of each tile of blockDim.x elements, one per thread: the
-// lesson's kernel, the one Parts 1 and 2 run (and --trace). Each thread stores its
+// lesson's kernel, the one Parts 1 and 2 run (and trace.cu traces). Each thread stores its
 // element (lanes past the end store 0, the identity), the block runs the tree, and
 // each thread takes its slot back. Shared memory: blockDim.x words, plus one per 32
 // when padded.
@@ -649,6 +523,107 @@ __global__ void add_tile_offsets(float* __restrict__ data, const float* __restri
     store_run<kItems>(data, base, n, full_tile, v);
 }
 
+// ---- host side: limits, and the plumbing this file uses ----------------------
+
+constexpr size_t kDefaultN = size_t(1) << 22;  // 4194304: the page's "4 M"
+constexpr size_t kMaxN = size_t(1) << 30;
+constexpr unsigned int kDefaultTile = 256;
+constexpr unsigned int kMinTile = 32;
+constexpr unsigned int kMaxTile = 1024;
+constexpr int kDefaultReps = 20;
+constexpr int kMaxReps = 1000;
+constexpr int kWarmups = 2;
+constexpr uint64_t kExactLimit = uint64_t(1) << 24;  // floats hold every integer up to here
+
+// What compareExact (in the plumbing block) reports: how many elements differ, and
+// the first of them.
+struct Mismatch {
+    size_t count = 0;
+    size_t first = 0;
+    float expected = 0.0f;
+    float actual = 0.0f;
+};
+
+// The host plumbing this file uses, defined in the block at its end (identical in every
+// CUDA lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
+// num, printTable, median, gbPerSecond, openDevice, compareExact, medianMs).
+static void printUsage(FILE* to);
+[[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
+[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
+[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
+[[noreturn]] [[maybe_unused]] static void noGpu(const char* why, cudaError_t err);
+[[maybe_unused]] static std::string fmt(const char* format, double value);
+[[maybe_unused]] static std::string num(unsigned long long value);
+[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
+                                        const std::vector<std::vector<std::string>>& rows);
+[[maybe_unused]] static float median(std::vector<float> values);
+[[maybe_unused]] static double gbPerSecond(double bytes, double ms);
+[[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue);
+
+// ---- host side: input ---------------------------------------------------------
+//
+// The generator is splitmix64, in the plumbing block at the end of the file: the same
+// seed gives the same data with every compiler, so a failing seed reproduces anywhere.
+
+enum class Pattern { Cycle, Random };
+
+struct Input {
+    std::vector<float> values;
+    std::string description;
+    uint64_t largest_prefix = 0;  // every value is >= 0, so this is the sum of the whole array
+};
+
+// A per-tile scan only ever adds up one tile, but the 3-phase scan's prefixes grow
+// with n, and float addition is exact in every order only while every partial sum
+// is an integer <= 2^24. So the largest value shrinks as n grows, to keep
+// n * (largest value) <= 2^24; past 2^24 elements even all-ones is too much, and the
+// array holds exactly one 1 in every run of k = ceil(n / 2^24) elements. That is a
+// guarantee, not an expectation: the largest prefix can never pass 2^24.
+//
+// cycle: in[i] = 1 + (i % 13) % top. The period 13 is odd, so no power-of-two tile
+// lines up with it and neighbouring tiles hold different data: a block that scans
+// the wrong tile, or a tile offset added to the wrong tile, shows up.
+static Input makeInput(size_t n, Pattern pattern, uint64_t seed) {
+    Input input;
+    input.values.assign(n, 0.0f);
+    const uint64_t cap = n == 0 ? kExactLimit : kExactLimit / n;  // largest value with n * value <= 2^24
+    uint64_t state = seed;
+    char text[256];
+    if (cap >= 1) {
+        if (pattern == Pattern::Cycle) {
+            const unsigned int top = unsigned(std::min<uint64_t>(13, cap));
+            for (size_t i = 0; i < n; ++i) input.values[i] = float(1 + (i % 13) % top);
+            if (top == 13) {
+                std::snprintf(text, sizeof text, "cycle: in[i] = 1 + i %% 13, values 1..13");
+            } else {
+                std::snprintf(text, sizeof text, "cycle: in[i] = 1 + (i %% 13) %% %u, values 1..%u", top, top);
+            }
+        } else {
+            const unsigned int top = unsigned(std::min<uint64_t>(15, cap));
+            for (size_t i = 0; i < n; ++i) input.values[i] = float(splitmix64(state) % (top + 1));
+            std::snprintf(text, sizeof text, "random (seed %" PRIu64 "): integers 0..%u", seed, top);
+        }
+    } else {
+        const size_t k = size_t((n + kExactLimit - 1) / kExactLimit);
+        for (size_t run = 0; run * k < n; ++run) {
+            const size_t at = run * k + size_t(pattern == Pattern::Cycle ? run % k : splitmix64(state) % k);
+            if (at < n) input.values[at] = 1.0f;
+        }
+        if (pattern == Pattern::Cycle) {
+            std::snprintf(text, sizeof text, "cycle, sparse: a single 1 in every run of %zu elements (at offset r %% %zu in run r), zeros elsewhere", k, k);
+        } else {
+            std::snprintf(text, sizeof text, "random (seed %" PRIu64 "), sparse: a single 1 at a random offset in every run of %zu elements, zeros elsewhere", seed, k);
+        }
+    }
+    input.description = text;
+    for (float v : input.values) input.largest_prefix += uint64_t(v);
+    return input;
+}
+
 // ---- host side: work per tile ------------------------------------------------
 
 constexpr unsigned int log2u(unsigned int x) {
@@ -670,9 +645,6 @@ constexpr unsigned int blellochBarriers(unsigned int t) { return 2 * log2u(t) + 
 static_assert(hillisSteeleAdds(256) == 1793 && hillisSteeleAdds(1024) == 9217, "Hillis-Steele adds");
 static_assert(blellochAdds(256) == 510 && blellochAdds(1024) == 2046, "Blelloch adds");
 
-constexpr unsigned int kMaxTraceWidth = 64;   // --trace: a tile small enough to read
-constexpr unsigned long long kMaxTraceValue = 1000;
-
 static size_t blellochSmemBytes(unsigned int threads, bool padded) {
     return (threads + (padded ? CONFLICT_FREE_OFFSET(threads) : 0)) * sizeof(float);
 }
@@ -691,17 +663,13 @@ struct Options {
     bool part[4] = {false, true, true, true};
     bool padded = true;
     bool warp_scan = false;  // Part 3: scan the per-thread totals with warp shuffles, not Blelloch
-    bool trace = false;                    // --trace: show the tile kernels' steps instead of Parts 1-3
-    std::vector<unsigned int> trace_input;  // --trace-input (default: the page's 3 1 7 0 4 1 6 3)
-    std::string trace_out;                 // --trace-out FILE: the trace in the picture script's format
 };
 
 static void printUsage(FILE* to) {
     std::fprintf(to,
                  "usage: scan [--n N] [--tile T] [--threads B] [--items K] [--pattern cycle|random]\n"
                  "            [--seed S] [--reps R] [--check-only] [--part P] [--no-padding]\n"
-                 "            [--block-scan blelloch|warp] [--trace] [--trace-input LIST]\n"
-                 "            [--trace-out FILE] [--help]\n"
+                 "            [--block-scan blelloch|warp] [--help]\n"
                  "\n"
                  "  --n N          elements, 0..%zu (default %zu)\n"
                  "  --tile T       tile size = threads per block for Parts 1 and 2, a power of two\n"
@@ -720,11 +688,6 @@ static void printUsage(FILE* to) {
                  "  --block-scan S how Part 3 scans the per-thread totals inside a tile: blelloch (default,\n"
                  "                 the lesson's tree) or warp (warp-shuffle scans, two barriers; --threads\n"
                  "                 must then be a multiple of the warp size)\n"
-                 "  --trace        instead of Parts 1-3: one small tile through the three tile kernels,\n"
-                 "                 printing shared memory after every step, as each kernel copies it out\n"
-                 "  --trace-input L the tile for --trace: up to 64 whole numbers 0..1000, comma separated\n"
-                 "                 (default the page's 3,1,7,0,4,1,6,3); padded with 0 to a power of two\n"
-                 "  --trace-out F  also write the trace to F for a05-scan/trace_pictures.py\n"
                  "  --help         this text\n"
                  "\n"
                  "exit status: 0 every gated check passed, 1 a gated check failed or a CUDA call failed,\n"
@@ -818,29 +781,6 @@ static Options parseOptions(int argc, char** argv) {
         } else if (flag == "--no-padding") {
             noValue();
             opt.padded = false;
-        } else if (flag == "--trace") {
-            noValue();
-            opt.trace = true;
-        } else if (flag == "--trace-input") {
-            const std::string v = needValue();
-            opt.trace = true;
-            opt.trace_input.clear();
-            size_t start = 0;
-            while (true) {
-                const size_t comma = v.find(',', start);
-                const std::string item = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-                unsigned long long x = 0;
-                if (!parseUnsigned(item.c_str(), kMaxTraceValue, x) || opt.trace_input.size() == kMaxTraceWidth) {
-                    usageError("--trace-input wants 1 to 64 whole numbers 0..1000, comma separated, not '%s'", v.c_str());
-                }
-                opt.trace_input.push_back(unsigned(x));
-                if (comma == std::string::npos) break;
-                start = comma + 1;
-            }
-        } else if (flag == "--trace-out") {
-            opt.trace = true;
-            opt.trace_out = needValue();
-            if (opt.trace_out.empty()) usageError("%s needs a file name", "--trace-out");
         } else if (flag == "--block-scan") {
             const std::string v = needValue();
             if (v == "blelloch") {
@@ -1262,121 +1202,6 @@ static void runPart3(const Options& opt, const Input& input, const float* d_in, 
     freeLevels(lv);
 }
 
-// ---- host side: --trace -------------------------------------------------------
-//
-// One block, one tile of up to 64 elements, through the three tile kernels with
-// g_trace pointing at a buffer: every trace_step call in the kernels copies the
-// tile out of shared memory as one row. Nothing here recomputes a step on the CPU;
-// the CPU only checks each kernel's last row against its reference.
-
-struct TracedKernel {
-    const char* name;   // in --trace-out
-    const char* title;  // on screen
-    std::vector<std::string> labels;
-};
-
-static std::vector<float> traceRows(int kernel, const std::vector<float>& tile) {
-    const unsigned int width = unsigned(tile.size());
-    const size_t rows = 2 * log2u(width) + 2;  // the most any of the three takes (Blelloch)
-    float *d_in = nullptr, *d_out = nullptr, *d_trace = nullptr;
-    CUDA_CHECK(cudaMalloc(&d_in, width * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&d_out, width * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&d_trace, rows * width * sizeof(float)));
-    CUDA_CHECK(cudaMemcpy(d_in, tile.data(), width * sizeof(float), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(d_trace, 0xFF, rows * width * sizeof(float)));  // NaN: a row no kernel wrote
-    CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &d_trace, sizeof d_trace));
-    if (kernel == 0) hillis_steele_scan_tile_pingpong<<<1, width, 2 * width * sizeof(float)>>>(d_in, d_out, width);
-    if (kernel == 1) hillis_steele_scan_tile_staged<<<1, width, width * sizeof(float)>>>(d_in, d_out, width);
-    if (kernel == 2) blelloch_scan_tile<true><<<1, width, blellochSmemBytes(width, true)>>>(d_in, d_out, width);
-    CUDA_CHECK_LAUNCH();
-    CUDA_CHECK(cudaDeviceSynchronize());
-    std::vector<float> trace(rows * width);
-    CUDA_CHECK(cudaMemcpy(trace.data(), d_trace, trace.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    float* none = nullptr;
-    CUDA_CHECK(cudaMemcpyToSymbol(g_trace, &none, sizeof none));
-    CUDA_CHECK(cudaFree(d_in));
-    CUDA_CHECK(cudaFree(d_out));
-    CUDA_CHECK(cudaFree(d_trace));
-    return trace;
-}
-
-static int runTrace(const Options& opt, const char* gpu) {
-    std::vector<unsigned int> values = opt.trace_input;
-    if (values.empty()) values = {3, 1, 7, 0, 4, 1, 6, 3};  // the page's example
-    unsigned int width = 2;
-    while (width < values.size()) width *= 2;
-    std::vector<float> tile(width, 0.0f);
-    for (size_t k = 0; k < values.size(); ++k) tile[k] = float(values[k]);
-
-    std::vector<TracedKernel> kernels = {{"hillis-steele-pingpong", "Hillis-Steele, ping-pong buffers", {"in"}},
-                                         {"hillis-steele-staged", "Hillis-Steele, in place, register-staged", {"in"}},
-                                         {"blelloch", "Blelloch (padded)", {"leaves"}}};
-    for (unsigned int offset = 1; offset < width; offset *= 2) {
-        kernels[0].labels.push_back("offset " + num(offset));
-        kernels[1].labels.push_back("offset " + num(offset));
-        kernels[2].labels.push_back("up, stride " + num(offset));
-    }
-    kernels[2].labels.push_back("root := 0");
-    for (unsigned int offset = width / 2; offset >= 1; offset /= 2) kernels[2].labels.push_back("down, stride " + num(offset));
-
-    std::vector<float> inclusive(width), exclusive(width);
-    float running = 0.0f;
-    for (unsigned int k = 0; k < width; ++k) {
-        exclusive[k] = running;
-        running += tile[k];
-        inclusive[k] = running;
-    }
-
-    std::printf("Trace: one tile of %u, %s; shared memory after every step, copied out by the kernels\n", width,
-                values.size() == width ? "as given" : ("the " + num(values.size()) + " values given, then 0s (the identity)").c_str());
-    FILE* out = nullptr;
-    if (!opt.trace_out.empty()) {
-        out = std::fopen(opt.trace_out.c_str(), "w");
-        if (out == nullptr) {
-            std::fprintf(stderr, "scan: cannot write %s: %s\n", opt.trace_out.c_str(), std::strerror(errno));
-            return kExitFail;
-        }
-        std::fprintf(out, "# scan-lab trace, format 1: kernel|NAME, then row|LABEL|VALUES for each step\n");
-        std::fprintf(out, "program|a05-scan/cuda/scan.cu\ngpu|%s\n", gpu);
-    }
-    int failed = 0;
-    for (size_t k = 0; k < kernels.size(); ++k) {
-        const std::vector<float> trace = traceRows(int(k), tile);
-        const TracedKernel& kernel = kernels[k];
-        std::printf("\n%s\n", kernel.title);
-        if (out != nullptr) std::fprintf(out, "kernel|%s\n", kernel.name);
-        for (size_t r = 0; r < kernel.labels.size(); ++r) {
-            std::string line = "  " + kernel.labels[r] + std::string(16 - std::min<size_t>(15, kernel.labels[r].size()), ' ');
-            std::string words;
-            for (unsigned int t = 0; t < width; ++t) {
-                const float v = trace[r * width + t];
-                words += (t ? " " : "") + (v == v ? num((unsigned long long)v) : std::string("?"));
-                line += v == v ? fmt("%5.0f", double(v)) : std::string("    ?");
-            }
-            std::printf("%s\n", line.c_str());
-            if (out != nullptr) std::fprintf(out, "row|%s|%s\n", kernel.labels[r].c_str(), words.c_str());
-        }
-        const std::vector<float>& expected = k == 2 ? exclusive : inclusive;
-        const size_t last = kernel.labels.size() - 1;
-        bool right = true;
-        for (unsigned int t = 0; t < width; ++t) right = right && trace[last * width + t] == expected[t];
-        std::printf("  -> %s\n", right ? (k == 2 ? "the exclusive scan, as the CPU computes it" : "the inclusive scan, as the CPU computes it")
-                                       : "WRONG: the last row is not the CPU's scan");
-        failed += right ? 0 : 1;
-    }
-    if (out != nullptr && std::fclose(out) != 0) {
-        std::fprintf(stderr, "scan: writing %s failed\n", opt.trace_out.c_str());
-        return kExitFail;
-    }
-    if (failed > 0) {
-        std::printf("\nFAILED: %d of 3 traced kernels did not end with the CPU's scan\n", failed);
-        return kExitFail;
-    }
-    std::printf("\nall 3 traced kernels ended with the CPU's scan%s\n",
-                opt.trace_out.empty() ? "" : ("; the trace is in " + opt.trace_out).c_str());
-    return kExitPass;
-}
-
 // ---- main --------------------------------------------------------------------
 
 int main(int argc, char** argv) {
@@ -1387,10 +1212,6 @@ int main(int argc, char** argv) {
     }
 
     const cudaDeviceProp prop = openDevice(reinterpret_cast<const void*>(&blelloch_scan_tile<true>));
-    if (opt.trace) {
-        std::printf("GPU: %s (compute capability %d.%d)\n", prop.name, prop.major, prop.minor);
-        return runTrace(opt, prop.name);
-    }
     const unsigned int largest_block = std::max(opt.part[3] ? opt.threads : 0u, opt.part[1] || opt.part[2] ? opt.tile : 0u);
     if (largest_block > unsigned(prop.maxThreadsPerBlock)) {
         std::fprintf(stderr, "scan: a block of %u threads exceeds this GPU's %d threads per block\n", largest_block,

@@ -93,6 +93,9 @@ class Program:
 # The lesson programs, one home for each (the tests of a lesson and of its HIP port share them).
 DAY31_SCAN = Program("day31-scan", ("day31-scan/scan.cu",))
 A05_CUDA_SCAN = Program("a05-cuda-scan", ("a05-scan/cuda/scan.cu",))
+# Their traced twins: the lesson kernels again, with the trace calls added (test_trace.py).
+DAY31_TRACE = Program("day31-trace", ("day31-scan/trace.cu",))
+A05_CUDA_TRACE = Program("a05-cuda-trace", ("a05-scan/cuda/trace.cu",))
 A05_CUDA_COMPACTION = Program("a05-cuda-compaction", ("a05-scan/cuda/compaction.cu",))
 
 
