@@ -7,6 +7,14 @@ graded once per module; the tests read its grades.csv, every results.json and
 report.txt, then rerun it (unchanged students are skipped, --force regrades),
 shard it and merge the shards. Day 31 needs a GPU: on a machine without one,
 a class that submits it exits 1 with "not graded: no GPU".
+
+Then what one student must never do to the rest: a grader step that runs away
+on their file (drill 03's parser is timed on the worst inputs there are; a
+runaway is stood in for and must cost only its student), a uid shared with
+another student's runs, a meeting in /tmp where bubblewrap is missing (students
+then go one at a time, cleaned up after), and a file or folder name or
+permission that stops the run (escaped names, unreadable files, as root and as
+an ordinary user).
 """
 
 from __future__ import annotations
@@ -15,9 +23,11 @@ import csv
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -112,6 +122,11 @@ static void misbehave() {
 def grade(*args, cwd: Path | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(GRADE), *map(str, args)], capture_output=True, text=True,
                           timeout=600, cwd=cwd)
+
+
+def grade_env(env: dict[str, str], *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(GRADE), *map(str, args)], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, **env})
 
 
 def make_class(root: Path) -> Path:
@@ -492,3 +507,404 @@ def test_report_txt_and_the_console_show_a_submissions_control_characters_escape
     assert "\x1b" not in proc.stdout + proc.stderr and "roster\\x1b]0;owned\\x07.txt" in proc.stderr, proc.stderr
     report = (tmp_path / "out" / "escapes" / "report.txt").read_text()
     assert "\x1b" not in report and "\u202e" not in report and "\\x1b[2J" in report, report[:2000]
+
+
+# ---- drill 03's parser: linear on whatever a file holds ---------------------------------------
+
+# Each input is the worst of its kind for the regexes the parser used to have (^\s*`?name\s*=\s*(.*?)`?\s*$
+# and parse_number's \s*(%|x|X|×)$): a run of spaces between two non-spaces was retried from every
+# one of its positions, about 40 minutes for one 1 MiB line. Each is timed in a process of its own,
+# so a parser that backtracks fails here after PARSER_WAIT_S instead of hanging the suite.
+PARSER_CASES = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from scanlab import grade_drill03 as gd
+MiB = 1 << 20
+spaces = " " * MiB
+cases = {
+    "a slot line with a run of spaces inside its value": ("slots", "a = x" + spaces + "y"),
+    "the same after a back-tick, as an answer line": ("slots", "    serial_adds_1024 = `" + spaces + "1023`"),
+    "a number with spaces inside": ("number", "9" + spaces + "217"),
+    "about, spaces, a number, spaces, a percent sign": ("number", "about" + spaces + "5" + spaces + "%"),
+    "spaces then an x that is not a suffix": ("number", "1" + " " * (MiB // 2) + "x1"),
+    "back-ticks and spaces alternating": ("slots", "a = " + "` " * (MiB // 2) + "y"),
+    "a name a megabyte long": ("slots", "a" * MiB + " " * MiB),
+    "a megabyte of short slot lines": ("slots", "a = `\n" * (MiB // 6)),
+    "a megabyte of headings and answers": ("prose", "## q\n**Answer:** x\n" * (MiB // 20)),
+}
+took = {}
+for name, (what, text) in cases.items():
+    start = time.perf_counter()
+    if what == "slots":
+        gd.parse_slots(text)
+    elif what == "number":
+        try:
+            gd.parse_number(text)
+        except ValueError:
+            pass
+    else:
+        gd.prose_answers(text)
+    took[name] = time.perf_counter() - start
+print(json.dumps(took))
+"""
+PARSER_WAIT_S = 60
+
+
+def test_drill03_parser_is_linear_on_the_worst_input_it_can_be_given():
+    try:
+        proc = subprocess.run([sys.executable, "-c", PARSER_CASES, str(REPO / "harness")], capture_output=True,
+                              text=True, timeout=PARSER_WAIT_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"drill 03's parser did not get through its worst inputs in {PARSER_WAIT_S} s: it backtracks")
+    assert proc.returncode == 0, proc.stderr
+    slow = {name: round(seconds, 3) for name, seconds in json.loads(proc.stdout).items() if seconds >= 1.0}
+    assert not slow, f"drill 03's parser took 1 s or more on: {slow}"
+
+
+def test_drill03_reads_a_bounded_sheet_and_says_what_it_left_out(tmp_path):
+    from scanlab import grade_drill03 as gd
+
+    text = (SOLUTIONS / FILES["drill03"]).read_text()
+    long_answer = "    hs_adds_1024 = 9" + " " * gd.MAX_LINE_CHARS + "217\n"
+    sheet = text.replace("    hs_adds_1024 = 9217\n", long_answer) + "\n" * gd.MAX_LINES + "    bl_adds_1024 = 1\n"
+    path = tmp_path / FILES["drill03"]
+    path.write_text(sheet)
+    started = time.monotonic()
+    report = gd.grade_drill03(path, tmp_path, 0, 0)
+    assert time.monotonic() - started < 1.0
+    failed = {check.name: check.feedback for check in report.checks if not check.passed}
+    assert set(failed) == {"hs_adds_1024"}, failed  # the bl_adds_1024 past the line limit is never read
+    assert failed["hs_adds_1024"].startswith("not read: the line `hs_adds_1024 = ...`"), failed
+    assert f"only the first {gd.MAX_LINES:,} were read" in " ".join(report.notes)
+    assert f"over {gd.MAX_LINE_CHARS:,} characters long and were not read" in " ".join(report.notes)
+
+
+# ---- one student cannot stall a class ------------------------------------------------------
+
+# A class run whose drill 03 grader runs away on one student's answer: a regular expression with
+# exponential backtracking, in C, holding the GIL (as the old slot regex did on a long line).
+RUNAWAY_GRADER = r"""
+import re, sys
+sys.path.insert(0, sys.argv[1])
+from scanlab import classroom, grade_drill03
+real = grade_drill03.parse_number
+def parse_number(raw):
+    if "RUNAWAY" in raw:
+        re.match(r"(a+)+b", "a" * 64)  # 2^64 steps: it never returns
+    return real(raw)
+grade_drill03.parse_number = parse_number
+classroom.OWN_BUDGET_S = 3
+sys.exit(classroom.main(sys.argv[2:]))
+"""
+
+
+@pytest.mark.slow
+def test_a_grader_that_runs_away_costs_its_student_only(tmp_path):
+    klass = tmp_path / "class"
+    for student in ("alice", "bob", "runaway", "zed"):
+        (klass / student).mkdir(parents=True)
+        shutil.copy(SOLUTIONS / FILES["drill03"], klass / student / FILES["drill03"])
+    shutil.copy(SOLUTIONS / FILES["drill01"], klass / "zed" / FILES["drill01"])
+    answer = klass / "runaway" / FILES["drill03"]
+    answer.write_text(answer.read_text().replace("serial_adds_1024 = 1023", "serial_adds_1024 = RUNAWAY"))
+    started = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-c", RUNAWAY_GRADER, str(REPO / "harness"), "class", str(klass),
+                               "--out", str(tmp_path / "out"), "--seed", str(SEED), "--jobs", "2"],
+                              capture_output=True, text=True, timeout=180)
+    except subprocess.TimeoutExpired:
+        pytest.fail("one runaway grader step stalled the whole class run (no result in 180 s)")
+    elapsed = time.monotonic() - started
+    assert proc.returncode == EXIT_FAIL, proc.stderr
+    assert elapsed < 90, f"the class took {elapsed:.0f} s: the runaway held more than its own slot"
+    graded, top = rows(tmp_path / "out" / "grades.csv"), maxima(tmp_path / "out")
+    assert graded["runaway"]["drill03"] == "", graded["runaway"]  # blank: not graded, not 0
+    assert graded["runaway"]["note"] == ("not submitted: day31, drill01, drill02; "
+                                         "not graded: the grader ran past its 3 s limit (drill03)"), graded["runaway"]
+    for student in ("alice", "bob", "zed"):
+        assert graded[student]["drill03"] == cell(top["drill03"]), graded[student]
+    assert graded["zed"]["drill01"] == cell(top["drill01"]), graded["zed"]
+    report = (tmp_path / "out" / "runaway" / "report.txt").read_text()
+    assert "drill03: not graded (03_scan_analysis.md): the grader ran past its 3 s limit" in report, report
+    results = json.loads((tmp_path / "out" / "runaway" / "results.json").read_text())
+    assert any(t["name"] == "drill03: graded" and "ran past its 3 s limit" in t["output"] for t in results["tests"])
+
+
+def test_the_gpu_turn_is_one_process_at_a_time_and_freed_when_its_holder_dies(tmp_path):
+    import fcntl
+
+    turn = classroom.GpuTurn(tmp_path / "gpu.lock")
+    holder = os.fork()
+    if holder == 0:  # a worker that takes the GPU and is then killed while it holds it
+        try:
+            with turn:
+                (tmp_path / "held").touch()
+                time.sleep(60)
+        finally:
+            os._exit(0)
+    try:
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "held").exists():
+            assert time.monotonic() < deadline, "the holder never took the GPU"
+            time.sleep(0.01)
+        probe = os.open(tmp_path / "gpu.lock", os.O_RDWR)
+        with pytest.raises(BlockingIOError):  # another process cannot have it meanwhile
+            fcntl.flock(probe, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.close(probe)
+    finally:
+        os.kill(holder, 9)
+        os.waitpid(holder, 0)
+    started = time.monotonic()
+    with turn:  # freed by the kernel with its dead holder
+        assert time.monotonic() - started < 5
+
+
+# ---- sandbox uids: a slice of the range for each submission -------------------------------------
+
+# Answers every function with 7000000000 + its uid: each function's cases run in a sandbox of
+# their own, so the report shows the uids of three runs.
+UID_TELLER = r"""
+#include <cstddef>
+#include <unistd.h>
+static long long me() { return 7000000000LL + (long long)getuid(); }
+void exclusive_to_inclusive(const long long*, const long long*, long long* incl, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) incl[i] = me();
+}
+void inclusive_to_exclusive(const long long*, long long* excl, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) excl[i] = me();
+}
+long long total_from_exclusive(const long long*, const long long*, std::size_t) { return me(); }
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="as an ordinary user every run has the grader's own uid")
+def test_no_two_students_runs_share_a_uid_and_the_outer_range_is_split(tmp_path):
+    klass = tmp_path / "class"
+    for k in range(4):
+        (klass / f"student{k}").mkdir(parents=True)
+        (klass / f"student{k}" / FILES["drill01"]).write_text(f"// student {k}\n{UID_TELLER}")
+    lo = 900_000 + (os.getpid() % 45) * 2000  # a range of this test's own, as test_corpus does
+    outer = range(lo, lo + 2000)
+    proc = subprocess.run([sys.executable, str(GRADE), "class", str(klass), "--out", str(tmp_path / "out"),
+                           "--seed", str(SEED), "--mode", "self-study"], capture_output=True, text=True,
+                          timeout=600, env={**os.environ, "SCANLAB_UID_RANGE": f"{lo}-{lo + 1999}"})
+    assert proc.returncode == EXIT_PASS, proc.stderr
+    seen = {}
+    for k in range(4):
+        report = (tmp_path / "out" / f"student{k}" / "report.txt").read_text()
+        seen[k] = {int(m) for m in re.findall(r"\b7000(\d{6})\b", report)}
+        assert len(seen[k]) == 3, report  # one uid per function's run: never one twice
+        assert all(uid in outer for uid in seen[k]), (k, sorted(seen[k]), outer)
+    spans = sorted((min(uids), max(uids), k) for k, uids in seen.items())
+    for (_, first_end, a), (second_start, _, b) in zip(spans, spans[1:]):
+        assert first_end < second_start, f"students {a} and {b} drew from overlapping uids: {spans}"
+
+
+# ---- without bubblewrap: one student at a time, and nothing left between them -------------------
+
+# Leaves a marker in the machine's /tmp, waits, then looks for another student's: it crashes (and so
+# loses its points) if it finds one, and the marker must be gone once the class is graded.
+MEETING = r"""
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+#include <unistd.h>
+static void misbehave() {
+    static bool done = false;
+    if (done) return;
+    done = true;
+    if (FILE* f = std::fopen("/tmp/scanlab-meet-SALT-WHO", "w")) { std::fputs("here\n", f); std::fclose(f); }
+    usleep(1500000);
+    if (DIR* tmp = opendir("/tmp")) {
+        while (dirent* e = readdir(tmp))
+            if (std::strncmp(e->d_name, "scanlab-meet-SALT-", 18) == 0 && std::strstr(e->d_name, "-WHO") == nullptr)
+                std::abort();
+        closedir(tmp);
+    }
+}
+""" + CORRECT_DRILL01
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="partial isolation (a uid of its own per run) needs root")
+def test_without_namespaces_students_are_graded_one_at_a_time_and_cleaned_up_after(tmp_path):
+    salt = f"{os.getpid()}x{time.monotonic_ns() % 100000}"
+    klass = tmp_path / "class"
+    for who in ("first", "second"):
+        (klass / who).mkdir(parents=True)
+        (klass / who / FILES["drill01"]).write_text(MEETING.replace("SALT", salt).replace("WHO", who))
+    try:
+        proc = grade_env({"SCANLAB_BWRAP": "none"}, "class", klass, "--out", tmp_path / "out", "--seed", SEED,
+                         "--jobs", "2")
+        assert proc.returncode == EXIT_PASS, proc.stderr
+        assert "students graded one at a time" in proc.stderr, proc.stderr
+        left = sorted(p.name for p in Path("/tmp").glob(f"scanlab-meet-{salt}-*"))
+        assert not left, f"left in the machine's /tmp: {left}"
+        top = maxima(tmp_path / "out")
+        graded = rows(tmp_path / "out" / "grades.csv")
+        for who in ("first", "second"):  # neither saw the other's marker
+            assert graded[who]["drill01"] == cell(top["drill01"]), (who, graded[who])
+            report = (tmp_path / "out" / who / "report.txt").read_text()
+            assert "isolation: partial (" in report and "students graded one at a time" in report, report[:800]
+            assert "after this student: " in report, report[:800]
+        info = json.loads((tmp_path / "out" / "class.json").read_text())
+        assert info["between_students"].startswith("partial (") and "one at a time" in info["between_students"]
+    finally:
+        for path in Path("/tmp").glob(f"scanlab-meet-{salt}-*"):
+            path.unlink()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making files and IPC objects of another uid needs root")
+def test_leftovers_of_a_students_uids_are_removed_and_nothing_else(tmp_path):
+    uid = 990_000 + os.getpid() % 9000  # nobody else's: a uid of this test alone
+    made = Path(f"/tmp/scanlab-left-{os.getpid()}")
+    other = Path(f"/tmp/scanlab-kept-{os.getpid()}")
+    try:
+        made.mkdir()
+        (made / "inside").write_text("x")
+        os.chown(made, uid, uid)
+        other.write_text("the grader's own")
+        ipc = subprocess.run(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "ipcmk", "-M", "4096"],
+                             capture_output=True, text=True, timeout=30)
+        if ipc.returncode != 0:
+            pytest.skip(f"ipcmk could not make a System V segment here: {ipc.stderr.strip()}")
+        ident = int(ipc.stdout.split()[-1])
+        said = classroom.remove_leftovers(range(uid, uid + 1), None, tmp_path)
+        assert not made.exists() and other.exists(), said
+        segments = Path("/proc/sysvipc/shm").read_text().split("\n")[1:]
+        assert not [line for line in segments if line.split()[1:2] == [str(ident)]], said
+        assert "1 file(s) or folder(s) removed" in said and "1 System V IPC object(s) removed" in said, said
+    finally:
+        shutil.rmtree(made, ignore_errors=True)
+        other.unlink(missing_ok=True)
+
+
+# ---- names and permissions: nothing a class folder holds stops a run -----------------------------
+
+def test_every_hidden_character_of_a_name_is_refused_and_shown_escaped():
+    for name in ("mal\u200bory", "bom\ufeffx", "line\u2028sep", "para\u2029sep", "no\u00a0break",
+                 "ideo\u3000space", "caf\udce9", "fill\u3164er", "pua\ue000x"):
+        assert classroom.name_problem(name), repr(name)
+        assert classroom.shown_name(name) != name and classroom.shown_name(name).isascii(), repr(name)
+    assert classroom.name_problem("Zoë Smith, jr") is None and classroom.name_problem("山田 太郎") is None
+    assert classroom.shown_name("mal\u200bory") == "mal\\u200bory"
+    assert classroom.shown_name("caf\udce9.txt") == "caf\\xe9.txt"  # a byte that is not UTF-8
+    assert classroom.shown_name("c1\x85") == "c1\\u0085"  # a code point: never the same as the byte \x85
+    assert classroom.shown_name("esc\x1b[2J") == "esc\\x1b[2J" and classroom.shown_name("a\\xe9") == "a\\\\xe9"
+    assert classroom.shown_name("Zoë Smith, jr") == "Zoë Smith, jr"
+
+
+def _strict_utf8(folder: Path) -> None:
+    """Every file the class run wrote is UTF-8, and every JSON string in it is one too."""
+    def walk(value):
+        if isinstance(value, str):
+            value.encode("utf-8")  # a lone surrogate (json's \udce9) would raise here
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                walk(k), walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for path in folder.rglob("*"):
+        if path.is_file():
+            text = path.read_bytes().decode("utf-8")
+            if path.suffix == ".json":
+                walk(json.loads(text))
+
+
+@pytest.mark.slow
+def test_odd_names_never_stop_a_class_and_are_shown_escaped(tmp_path):
+    klass = tmp_path / "class"
+    (klass / "ok").mkdir(parents=True)
+    os.mkdir(os.fsencode(klass / "ok") + b"/L\xf6sung")  # a Latin-1 folder, as an old zip makes it
+    shutil.copy(SOLUTIONS / FILES["drill03"], os.fsencode(klass / "ok") + b"/L\xf6sung/" + FILES["drill03"].encode())
+    (klass / "ok" / "zero\u200bwidth.txt").write_text("x\n")
+    with open(os.fsencode(klass / "ok") + b"/notes\xe9.txt", "w") as f:
+        f.write("x\n")
+    os.mkfifo(klass / "ok" / FILES["drill01"])  # named like an exercise, but not a file: never opened
+    for name in ("mal\u200bory", "bom\ufeffx", "line\u2028sep", "no\u00a0break"):
+        (klass / name).mkdir()
+        shutil.copy(SOLUTIONS / FILES["drill03"], klass / name / FILES["drill03"])
+    os.mkdir(os.fsencode(klass) + b"/caf\xe9")
+    with open(os.fsencode(klass) + b"/roster\xe9.txt", "w") as f:
+        f.write("not a student\n")
+    proc = subprocess.run([sys.executable, str(GRADE), "class", str(klass), "--out", str(tmp_path / "out"),
+                           "--seed", str(SEED)], capture_output=True, timeout=600)
+    stderr = proc.stderr.decode("utf-8")  # escaped: strict UTF-8
+    assert proc.returncode == EXIT_FAIL, stderr  # the refused folders
+    assert "Traceback" not in stderr, stderr
+    for shown in ("mal\\u200bory", "bom\\ufeffx", "line\\u2028sep", "no\\u00a0break", "caf\\xe9"):
+        assert f"the folder name '{shown}'" in stderr, (shown, stderr)
+    assert "roster\\xe9.txt" in stderr, stderr
+    _strict_utf8(tmp_path / "out")
+    graded = rows(tmp_path / "out" / "grades.csv")
+    assert list(graded) == ["ok"], graded  # the others are refused, never shown raw
+    assert graded["ok"]["drill03"] == cell(maxima(tmp_path / "out")["drill03"]), graded["ok"]
+    report = (tmp_path / "out" / "ok" / "report.txt").read_text(encoding="utf-8")
+    assert "drill03: graded (L\\xf6sung/03_scan_analysis.md)" in report, report[:1500]
+    assert "notes\\xe9.txt" in report and "zero\\u200bwidth.txt" in report, report[:1500]
+    assert "01_exclusive_to_inclusive.cpp (not a regular file: not graded)" in report, report[:1500]
+    assert "\u200b" not in report and "\ufffd" not in report
+    info = json.loads((tmp_path / "out" / "class.json").read_text())
+    assert "caf\\xe9" in info["refused"] and "mal\\u200bory" in info["refused"], info["refused"]
+
+
+def _nobody_python() -> str | None:
+    for python in (sys.executable, "/usr/bin/python3"):
+        probe = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-c",
+                                "import tomllib"], capture_output=True, timeout=60)
+        if probe.returncode == 0:
+            return python
+    return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="becoming an ordinary user (setpriv) needs root")
+def test_an_ordinary_user_grades_a_class_with_unreadable_files_and_folders():
+    python = _nobody_python()
+    if python is None:
+        pytest.skip("no Python that uid 65534 may run (the repository's or /usr/bin/python3)")
+    if not os.access(GRADE, os.R_OK) or oct(REPO.stat().st_mode)[-1] not in "57":
+        pytest.skip(f"{REPO} is not readable by other users")
+    world = Path(tempfile.mkdtemp(prefix="scanlab-class-nobody-"))  # pytest's tmp_path is closed to others
+    try:
+        os.chmod(world, 0o755)
+        klass = world / "class"
+        for student in ("alice", "locked", "closed", "half"):
+            (klass / student).mkdir(parents=True)
+            shutil.copy(SOLUTIONS / FILES["drill03"], klass / student / FILES["drill03"])
+        (klass / "locked" / FILES["drill03"]).chmod(0o000)
+        (klass / "half" / "extra").mkdir()
+        (klass / "half" / "extra").chmod(0o000)
+        (klass / "closed").chmod(0o000)
+        out = world / "out"
+        out.mkdir()
+        os.chown(out, 65534, 65534)
+        env = {**os.environ, "HOME": str(out), "SCANLAB_CACHE": str(out / ".cache")}
+        env.pop("SCANLAB_UID_RANGE", None)
+        proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, str(GRADE),
+                               "class", str(klass), "--out", str(out), "--seed", str(SEED)],
+                              capture_output=True, text=True, timeout=600, env=env, cwd=world)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert proc.returncode == EXIT_FAIL, proc.stderr  # not every submission could be graded
+        graded = rows(out / "grades.csv")
+        top = maxima(out)
+        assert graded["alice"]["drill03"] == graded["half"]["drill03"] == cell(top["drill03"]), graded
+        assert graded["locked"]["drill03"] == "", graded["locked"]
+        assert ("not graded: 03_scan_analysis.md cannot be read by the grader (Permission denied) (drill03)"
+                in graded["locked"]["note"]), graded["locked"]
+        assert all(graded["closed"][e] == "" for e in FILES), graded["closed"]
+        assert graded["closed"]["note"] == ("not graded: the folder cannot be read by the grader (Permission denied) "
+                                            "(day31, drill01, drill02, drill03)"), graded["closed"]
+        assert graded["half"]["note"] == ("not graded: not found, but the folder extra/ cannot be read by the grader: "
+                                          "it may be in there (day31, drill01, drill02)"), graded["half"]
+    finally:
+        for path in (world / "class" / "closed", world / "class" / "half" / "extra"):
+            if path.exists():
+                path.chmod(0o755)
+        shutil.rmtree(world, ignore_errors=True)

@@ -27,20 +27,31 @@ together (different seed, mode, harness version or maxima).
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
+import collections
+import contextlib
 import csv
+import ctypes
+import fcntl
+import gc
 import hashlib
 import io
 import json
+import multiprocessing
+import multiprocessing.connection
 import os
+import pickle
 import random
+import re
 import shutil
+import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import traceback
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -111,6 +122,73 @@ def harness_version() -> dict:
     return version
 
 
+# ---- names as the outputs show them --------------------------------------------------------
+
+# Characters a name may hold that a reader cannot see or that change how the text around them
+# reads: besides the controls and bidi controls (scanlab.grading.visible), every format character
+# (Cf: zero-width space, byte-order mark, ...), the line and paragraph separators (Zl, Zp), every
+# space but the plain one (Zs: no-break space, ideographic space, ...), private-use, unassigned and
+# surrogate code points, and a few letters and marks that draw nothing (Hangul fillers, the braille
+# blank, the combining grapheme joiner, variation selectors, Khmer's invisible vowels).
+_HIDDEN_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp", "Zs"}
+_DRAW_NOTHING = {0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x2800, 0x3164, 0xFFA0,
+                 *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)}
+
+
+def _escape(c: str) -> str | None:
+    """How shown_name writes one character, or None when it is shown as it is."""
+    code = ord(c)
+    if c == "\\":
+        return "\\\\"
+    if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, as os.fsdecode keeps it (surrogateescape)
+        return f"\\x{code - 0xDC00:02x}"
+    if code < 0x20 or code == 0x7F:
+        return f"\\x{code:02x}"  # as scanlab.grading.visible writes them
+    if c == " " or (unicodedata.category(c) not in _HIDDEN_CATEGORIES and code not in _DRAW_NOTHING):
+        return None
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def shown_name(name: str) -> str:
+    r"""A file or folder name as every output shows it (grades.csv, report.txt, the JSON files,
+    stderr): each hidden character as an escape. The escapes cannot be mistaken for one another or
+    for the name's own text: \x80-\xff only ever stands for a byte that is not UTF-8, \xNN below
+    0x80 for a control character, \uNNNN and \UNNNNNNNN for a code point, and \\ for a backslash."""
+    if name.isascii() and name.isprintable() and "\\" not in name:
+        return name
+    return "".join(_escape(c) or c for c in name)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # one character class: linear
+
+
+def _utf8(text: str) -> str:
+    """`text` with every lone surrogate (a file name's undecodable byte) written as its escape: what
+    is written to a file is always valid UTF-8."""
+    return _SURROGATE.sub(lambda m: _escape(m.group(0)), text) if _SURROGATE.search(text) else text
+
+
+def _clean(value):
+    r"""A JSON value with every string passed through _utf8 (json.dumps would write \udce9 escapes,
+    which a strict reader refuses)."""
+    if isinstance(value, str):
+        return _utf8(value)
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _json(value) -> str:
+    return json.dumps(_clean(value), indent=2) + "\n"
+
+
+def _why(exc: OSError) -> str:
+    """An OSError in a few words (its strerror), without the path it names."""
+    return exc.strerror or type(exc).__name__
+
+
 # ---- finding a student's files -----------------------------------------------------------
 
 @dataclass
@@ -122,32 +200,72 @@ class Found:
 
 
 def _other(name: str, entry: os.DirEntry) -> str:
-    if entry.is_symlink():
-        return f"{name} (a link: never followed)"
-    if entry.is_dir(follow_symlinks=False):
-        return f"{name}/"
+    shown = shown_name(name)
+    try:
+        if entry.is_symlink():
+            return f"{shown} (a link: never followed)"
+        if entry.is_dir(follow_symlinks=False):
+            return f"{shown}/"
+        if entry.name in FILE_EXERCISE:
+            return f"{shown} (not a regular file: not graded)"
+    except OSError as exc:
+        return f"{shown} (cannot be looked at: {_why(exc)})"
     wanted = {n.lower(): n for n in EXERCISE_FILES.values()}.get(entry.name.lower())
     if wanted and wanted != entry.name:
-        return f"{name} (named almost like {wanted}: rename it exactly to have it graded)"
-    return name
+        return f"{shown} (named almost like {wanted}: rename it exactly to have it graded)"
+    return shown
+
+
+def _readable(path: str) -> str | None:
+    """Why the grader cannot read this file, or None (opened and closed: nothing is read yet)."""
+    try:
+        with open(path, "rb"):
+            return None
+    except OSError as exc:
+        return _why(exc)
+
+
+def _is_file(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_file(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _is_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 def discover(folder: Path) -> Found:
-    """The exercise files at the top of `folder`, or one folder down; a top-level file wins."""
+    """The exercise files at the top of `folder`, or one folder down; a top-level file wins.
+
+    Nothing a folder holds stops the search: a file or folder the grader may not read becomes a
+    problem of the exercise it could hold (not graded, with the reason), and every name is kept as
+    shown_name writes it. Only the student's folder itself failing to open raises OSError."""
     found = Found()
     below: dict[str, list[tuple[Path, str]]] = {}
+    unread: list[str] = []  # folders one down that could not be listed
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         exercise = FILE_EXERCISE.get(entry.name)
-        if exercise and entry.is_file(follow_symlinks=False):
+        if exercise and _is_file(entry):
             found.files[exercise], found.shown[exercise] = Path(entry.path), entry.name
-        elif entry.is_dir(follow_symlinks=False) and entry.name not in SKIPPED_FOLDERS:
-            for inner in sorted(os.scandir(entry.path), key=lambda e: e.name):
-                shown = f"{entry.name}/{inner.name}"
+        elif _is_dir(entry) and entry.name not in SKIPPED_FOLDERS:
+            try:
+                inner_entries = sorted(os.scandir(entry.path), key=lambda e: e.name)
+            except OSError as exc:
+                unread.append(shown_name(entry.name) + "/")
+                found.ignored.append(f"{shown_name(entry.name)}/ (cannot be read: {_why(exc)})")
+                continue
+            for inner in inner_entries:
+                shown = shown_name(f"{entry.name}/{inner.name}")
                 exercise = FILE_EXERCISE.get(inner.name)
-                if exercise and inner.is_file(follow_symlinks=False):
+                if exercise and _is_file(inner):
                     below.setdefault(exercise, []).append((Path(inner.path), shown))
                 else:
-                    found.ignored.append(_other(shown, inner))
+                    found.ignored.append(_other(f"{entry.name}/{inner.name}", inner))
         else:
             found.ignored.append(_other(entry.name, entry))
     for exercise, candidates in below.items():
@@ -159,19 +277,30 @@ def discover(folder: Path) -> Found:
             found.problems[exercise] = (f"{EXERCISE_FILES[exercise]} is in more than one folder "
                                         f"({', '.join(shown for _, shown in candidates)}): none was graded; "
                                         "keep one and grade again")
+    for exercise in list(found.files):
+        why = _readable(str(found.files[exercise]))
+        if why is not None:
+            found.problems[exercise] = f"{found.shown[exercise]} cannot be read by the grader ({why})"
+            del found.files[exercise]
+    for exercise in EXERCISE_FILES:
+        if unread and exercise not in found.files and exercise not in found.problems:
+            found.problems[exercise] = (f"not found, but the folder {', '.join(unread)} cannot be read by the "
+                                        "grader: it may be in there")
     return found
 
 
 def name_problem(name: str) -> str | None:
-    """Why a student folder's name cannot be a folder in OUT_DIR and a CSV cell, or None."""
+    """Why a student folder's name cannot be a folder in OUT_DIR and a CSV cell, or None. A name is
+    used only when shown_name leaves it as it is: what the grade book shows is what the folder says."""
     if name in ("", ".", "..") or "/" in name or "\\" in name:
         return "not usable as a folder name"
-    if "\t" in name or "\n" in name or visible(name) != name:  # C0 and C1 controls, bidi overrides
+    if any(unicodedata.category(c) == "Cc" for c in name) or visible(name) != name:  # controls, bidi
         return "holds control characters (a newline, a tab, an escape, a bidi override, ...)"
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
         return "is not valid UTF-8"
+    if shown_name(name) != name:
+        return ("holds invisible or format characters (a zero-width space, a line separator, a byte-order mark, "
+                "a no-break space, ...)")
     if name in OUR_FILES:
         return f"collides with OUT_DIR/{name}"
     return None
@@ -202,9 +331,23 @@ class Setting:
     gpu: str | None  # None: a usable GPU; otherwise why not (probed once, only if a day31 is submitted)
     isolation: dict[str, tuple[str, str]]  # "cpu"/"gpu" -> (level, line)
     require_sandbox: bool
+    between: str = ""  # how students are kept apart (report.txt and class.json say it)
 
 
-def grade_one(setting: Setting, exercise: str, path: Path, gpu_lock: threading.Lock) -> Outcome:
+def _plain_copy(path: Path, folder: Path) -> Path:
+    """The submission under a path with nothing to escape, for a file whose path holds hidden
+    characters or bytes that are not UTF-8 (a grader's report quotes the path it graded). Only the
+    bytes a grader reads are copied, so a file too large stays too large."""
+    copy = folder / "submitted" / path.name  # the exercise's own file name: plain
+    copy.parent.mkdir()
+    with open(path, "rb") as f:
+        copy.write_bytes(f.read(SUBMISSION_LIMIT_BYTES + 1))
+    return copy
+
+
+def grade_one(setting: Setting, exercise: str, path: Path, gpu_lock=None) -> Outcome:
+    """One exercise of one student, in the calling process (a worker's; see Workers). gpu_lock: held
+    by the GPU grader around its GPU runs only (a GpuTurn in a class run)."""
     cli = _cli()
     gpu = cli.GRADERS[exercise][2]
     if gpu and setting.gpu is not None:
@@ -216,6 +359,8 @@ def grade_one(setting: Setting, exercise: str, path: Path, gpu_lock: threading.L
     started = time.monotonic()
     try:
         with tempfile.TemporaryDirectory(prefix=f"scanlab-class-{exercise}-") as tmp:
+            if shown_name(str(path)) != str(path):
+                path = _plain_copy(path, Path(tmp))
             # GPU checks take the GPU one at a time (limits and timings stay per student); the grader
             # holds the lock only while it runs kernels, so other students compile meanwhile.
             report = cli.grade(exercise, path, Path(tmp), setting.seed, setting.mode,
@@ -227,6 +372,470 @@ def grade_one(setting: Setting, exercise: str, path: Path, gpu_lock: threading.L
         return Outcome(exercise, "not graded", why, seconds=time.monotonic() - started,
                        error=traceback.format_exc(limit=8))
     return Outcome(exercise, "graded", report=report, seconds=time.monotonic() - started)
+
+
+# ---- worker processes -------------------------------------------------------------------------
+
+# Submissions are graded in --jobs worker processes, forked from the class run once it has made
+# the seed's hidden inputs (they inherit them: a fresh process per submission would make them again,
+# or copy them page by page, and took 30-50 % longer), one submission at a time each. A grader step
+# that runs away (a regular expression, a loop over a submission's text) then holds one worker,
+# never the class (threads of one interpreter would all wait for the one holding the GIL): the
+# worker is killed and a fresh one takes its place. The budget counts the grader's OWN work on one
+# submission: wall-clock time outside the sandboxed runs (which have limits of their own) and
+# outside waiting for the GPU. A legitimate grade spends under 3 s of it (measured, 60 students on
+# 2 cores at a load of 7: drill 01 at most 2.8 s, drill 02 0.7 s, drill 03 0.02 s, and 0.1 s on a
+# 1 MiB answer sheet); 60 s is 20 times that.
+# TOTAL_BUDGET_S also counts the sandboxed runs: a hostile drill that hits every limit takes about
+# a minute, a Day 31 one a few (its GPU waits aside).
+OWN_BUDGET_S = 60.0
+TOTAL_BUDGET_S = 1800.0
+# Sandboxed runs draw uids from a slice of their own (see uid_slices); a drill 02 answer that exits
+# in every function uses about 80 sandboxes, each with a uid never used before.
+MIN_SLICE_UIDS = 100
+
+
+@dataclass
+class Task:
+    student: str
+    exercise: str
+    path: Path
+    uids: range | None  # the slice its sandboxed runs draw from (None: as an ordinary user, or nothing runs)
+
+
+class GpuTurn:
+    """`with turn:` holds the GPU for one submission's runs, across the class run's processes: an
+    flock on one file, which the kernel releases when its holder ends, killed or not."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._held = threading.local()
+
+    def __enter__(self) -> "GpuTurn":
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            os.close(fd)
+            raise
+        self._held.fds = [*getattr(self._held, "fds", []), fd]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        fd = self._held.fds.pop()
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+class _Clock:
+    """The worker's half of the budget: it tells the class run whenever the grader's own work stops
+    (a sandboxed run, a wait for the GPU) and starts again."""
+
+    def __init__(self, conn):
+        self.conn, self.lock = conn, threading.Lock()
+        self.depth = {"run": 0, "gpu": 0}
+        self.state = "own"
+
+    def send(self, message) -> None:
+        with self.lock:
+            self.conn.send(message)
+
+    @contextlib.contextmanager
+    def away(self, why: str):
+        self._move(why, 1)
+        try:
+            yield
+        finally:
+            self._move(why, -1)
+
+    def _move(self, why: str, by: int) -> None:
+        with self.lock:
+            self.depth[why] += by
+            state = "gpu" if self.depth["gpu"] else "run" if self.depth["run"] else "own"
+            if state != self.state:
+                self.state = state
+                self.conn.send(("state", state, time.monotonic()))
+
+
+class _TimedTurn:
+    """A GpuTurn whose wait is not the grader's own work."""
+
+    def __init__(self, turn: GpuTurn, clock: _Clock):
+        self.turn, self.clock = turn, clock
+
+    def __enter__(self):
+        with self.clock.away("gpu"):
+            self.turn.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.turn.__exit__(*exc)
+
+
+def _worker_loop(setting: Setting, conn, folder: Path, gpu_path: Path) -> None:
+    """A worker process: grade each task the class run sends, one at a time, until told to stop."""
+    from . import sandbox
+
+    # Everything the grader and its sandboxes write goes under the worker's folder, emptied after
+    # every task, and removed by the class run when the worker has ended (whichever way it ended).
+    os.environ["TMPDIR"] = os.environ["SCANLAB_SCRATCH"] = str(folder)
+    tempfile.tempdir = str(folder)
+    clock = _Clock(conn)
+    run = sandbox.Sandbox.run
+
+    def timed_run(box, *args, **kwargs):
+        with clock.away("run"):
+            return run(box, *args, **kwargs)
+
+    sandbox.Sandbox.run = timed_run  # in this process only: it does nothing but grade
+    turn = _TimedTurn(GpuTurn(gpu_path), clock)
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message[0] != "task":
+            return
+        task = message[1]
+        if task.uids is not None:  # this task's own slice (the module reads UID_RANGE at every draw)
+            os.environ["SCANLAB_UID_RANGE"] = f"{task.uids.start}-{task.uids.stop - 1}"
+            sandbox.UID_RANGE = task.uids
+        outcome = grade_one(setting, task.exercise, task.path, turn)
+        for entry in os.scandir(folder):  # normally nothing: the grader and its sandboxes clean up after them
+            if entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+        try:
+            clock.send(("done", outcome))
+        except (pickle.PicklingError, TypeError, AttributeError):  # an outcome that cannot be sent: the grader's error
+            clock.send(("done", Outcome(task.exercise, "not graded", "grader error", seconds=outcome.seconds,
+                                        error=traceback.format_exc(limit=8))))
+
+
+@dataclass
+class _Worker:
+    pid: int
+    conn: object  # multiprocessing.connection.Connection: tasks one way, messages the other
+    folder: Path
+    task: Task | None = None  # what it grades now (None: idle)
+    started: float = 0.0
+    state: str = "own"
+    since: float = 0.0
+    spent: dict = field(default_factory=dict)
+    outcome: Outcome | None = None
+    killed: str = ""  # why the class run ended it
+    status: int | None = None  # its wait status, once it has ended
+
+    def begin(self, task: Task) -> None:
+        self.conn.send(("task", task))  # OSError, ValueError: it has ended
+        now = time.monotonic()
+        self.task, self.started, self.state, self.since = task, now, "own", now
+        self.spent, self.outcome = {"own": 0.0, "run": 0.0, "gpu": 0.0}, None
+
+    def seconds(self, state: str, now: float) -> float:
+        return self.spent[state] + (now - self.since if self.state == state else 0.0)
+
+
+class Workers:
+    """At most `jobs` worker processes, forked from the class run once it has made the seed's
+    inputs (they inherit them), each grading one Task at a time; one that runs past its budget
+    (see above) is killed, and a fresh one takes its place."""
+
+    def __init__(self, jobs: int, setting: Setting, root: Path):
+        self.jobs, self.setting, self.root = jobs, setting, root
+        self.gpu_path = root / "gpu.lock"
+        self.all: list[_Worker] = []
+
+    @property
+    def busy(self) -> list[_Worker]:
+        return [w for w in self.all if w.task is not None]
+
+    def start(self, task: Task) -> None:
+        for worker in [w for w in self.all if w.task is None]:
+            try:
+                worker.begin(task)
+                return
+            except (OSError, ValueError):  # it ended while idle (killed from outside?): a fresh one instead
+                self._bury(worker)
+        self._spawn().begin(task)
+
+    def _spawn(self) -> _Worker:
+        folder = Path(tempfile.mkdtemp(prefix="worker-", dir=self.root))
+        os.chmod(folder, 0o711)  # a sandbox's uid must reach its scratch folder inside
+        ours, theirs = multiprocessing.Pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()  # the class run has no other thread: nothing is half-held in the child
+        if pid == 0:
+            try:
+                os.setpgid(0, 0)
+                ours.close()
+                for other in self.all:
+                    other.conn.close()
+                _worker_loop(self.setting, theirs, folder, self.gpu_path)
+            except BaseException:  # noqa: BLE001 - whatever happens, the child never returns into the class run
+                pass
+            finally:
+                os._exit(0)
+        theirs.close()
+        try:
+            os.setpgid(pid, pid)
+        except OSError:  # it did so itself already
+            pass
+        worker = _Worker(pid, ours, folder)
+        self.all.append(worker)
+        return worker
+
+    def wait(self, timeout: float = 0.5) -> list[tuple[Task, Outcome]]:
+        """Whatever finished within `timeout` seconds: (task, outcome) pairs."""
+        busy = {w.conn: w for w in self.busy if not w.conn.closed}
+        for conn in multiprocessing.connection.wait(list(busy), timeout):
+            self._read(busy[conn])
+        now, done = time.monotonic(), []
+        for worker in self.busy:
+            if worker.outcome is None and not worker.killed and not worker.conn.closed:
+                own = worker.seconds("own", now)
+                if own > OWN_BUDGET_S:
+                    self._kill(worker, f"the grader ran past its {OWN_BUDGET_S:g} s limit")
+                elif own + worker.seconds("run", now) > TOTAL_BUDGET_S:
+                    self._kill(worker, f"the grader ran past its {TOTAL_BUDGET_S:g} s limit")
+            if worker.outcome is not None and not worker.killed:
+                done.append((worker.task, worker.outcome))
+                worker.task = None
+            elif worker.killed or worker.conn.closed:  # ended mid-task
+                self._bury(worker)
+                done.append((worker.task, self._lost(worker, now)))
+        return done
+
+    def _read(self, worker: _Worker) -> None:
+        try:
+            while worker.outcome is None and worker.conn.poll():
+                kind, *body = worker.conn.recv()
+                if kind == "state":
+                    state, at = body
+                    worker.spent[worker.state] += max(0.0, at - worker.since)
+                    worker.state, worker.since = state, at
+                elif kind == "done":
+                    worker.outcome = body[0]
+        except (EOFError, OSError, ValueError, pickle.UnpicklingError):  # it has ended (or was ended mid-message)
+            worker.conn.close()
+
+    def _kill(self, worker: _Worker, why: str) -> None:
+        worker.killed = why
+        try:
+            os.killpg(worker.pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+    def _lost(self, worker: _Worker, now: float) -> Outcome:
+        exercise, seconds = worker.task.exercise, now - worker.started
+        if worker.killed:
+            return Outcome(exercise, "not graded", worker.killed, seconds=seconds)
+        status = worker.status or 0
+        how = (f"killed by {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+               else f"exit status {os.waitstatus_to_exitcode(status)}")
+        return Outcome(exercise, "not graded", "grader error", seconds=seconds,
+                       error=f"the grader's worker process ended without a result ({how})")
+
+    def _bury(self, worker: _Worker) -> None:
+        """A worker that has ended (or been ended): reaped, and what it could not clean up removed."""
+        worker.conn.close()
+        try:
+            _, worker.status = os.waitpid(worker.pid, 0)
+        except OSError:
+            pass
+        self.all.remove(worker)
+        sweep_processes(worker.task.uids if worker.task else None)
+        _unmount_under(worker.folder)
+        shutil.rmtree(worker.folder, ignore_errors=True)
+
+    def stop(self, kill: bool = False) -> None:
+        """End every worker: told to stop when idle, killed when `kill` (an interrupted class run)."""
+        for worker in list(self.all):
+            if kill or worker.task is not None:
+                self._kill(worker, "interrupted")
+            else:
+                try:
+                    worker.conn.send(("stop",))
+                except OSError:
+                    pass
+        for worker in list(self.all):
+            self._bury(worker)
+
+
+def uid_slices(outer: range, students: int, per_student: int) -> int:
+    """How many uids each slice of `outer` holds: one slice for the class run's own sandboxes (its
+    probes), then one per student and exercise that runs code, so that no two students' runs ever
+    share a uid in a class run. 0 when the range is too small to give every slice one."""
+    return len(outer) // (1 + students * per_student)
+
+
+def _uid_slice(outer: range, size: int, slot: int) -> range:
+    return range(outer.start + slot * size, outer.start + (slot + 1) * size)
+
+
+# ---- what a run's uids leave behind without namespaces --------------------------------------------
+
+# Without bubblewrap a run shares the machine's /tmp, /proc, abstract sockets and System V IPC with
+# every other run; the class run then grades one student at a time, and after each removes what
+# that student's runs left (see grade_class).
+SHARED_PLACES = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
+_IPC = (("shm", "shmid"), ("sem", "semid"), ("msg", "msqid"))
+
+
+def _processes() -> list[tuple[int, set[int]]]:
+    """(pid, its real, effective, saved and file-system uids) of every process."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as f:
+                status = f.read().decode(errors="replace")
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        try:
+            found.append((int(entry.name), {int(uid) for uid in fields["Uid"].split()}))
+        except (KeyError, ValueError, IndexError):
+            continue
+    return found
+
+
+def sweep_processes(uids: range | set[int] | None) -> int:
+    """Kill every process of these uids (sandbox uids: the grader is root), until none is left;
+    how many were killed. As an ordinary user the runs have the grader's own uid: nothing to do."""
+    killed = 0
+    for _ in range(50 if uids is not None else 0):
+        targets = [pid for pid, ids in _processes() if any(u in uids for u in ids - {0})]
+        if not targets:
+            break
+        for pid in targets:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except OSError:
+                pass
+        time.sleep(0.02)
+    return killed
+
+
+def _unmount_under(folder: Path) -> None:
+    """Unmount what a killed worker left mounted under its folder (a sandbox's tmpfs scratch)."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return
+    prefix = str(folder) + "/"
+    points = [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), line.split()[4])  # \040: a space
+              for line in lines if len(line.split()) > 4]
+    libc = ctypes.CDLL(None, use_errno=True)
+    for point in sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True):
+        libc.umount2(os.fsencode(point), 2)  # MNT_DETACH
+
+
+def _ipc_objects() -> list[tuple[str, int, int, int]]:
+    """(kind, id, owner uid, creator uid) of every System V IPC object."""
+    found = []
+    for kind, key in _IPC:
+        try:
+            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
+        except OSError:
+            continue
+        if not lines:
+            continue
+        header = lines[0].split()
+        for line in lines[1:]:
+            fields = dict(zip(header, line.split()))
+            try:
+                found.append((kind, int(fields[key]), int(fields["uid"]), int(fields["cuid"])))
+            except (KeyError, ValueError):
+                continue
+    return found
+
+
+def _remove_ipc(kind: str, ident: int) -> bool:
+    libc = ctypes.CDLL(None, use_errno=True)
+    if kind == "shm":
+        return libc.shmctl(ident, 0, None) == 0  # IPC_RMID is 0
+    if kind == "sem":
+        return libc.semctl(ident, 0, 0) == 0
+    return libc.msgctl(ident, 0, None) == 0
+
+
+@dataclass
+class Snapshot:
+    """What the shared places held before a student's runs (used where the runs have the grader's uid)."""
+    entries: set[str]
+    ipc: set[tuple[str, int]]
+
+
+def snapshot() -> Snapshot:
+    entries = set()
+    for place in SHARED_PLACES:
+        try:
+            entries |= {entry.path for entry in os.scandir(place)}
+        except OSError:
+            pass
+    return Snapshot(entries, {(kind, ident) for kind, ident, _, _ in _ipc_objects()})
+
+
+def _remove(path: str, info: os.stat_result) -> bool:
+    try:
+        if stat.S_ISDIR(info.st_mode):
+            shutil.rmtree(path)  # never follows a link inside
+        else:
+            os.unlink(path)
+        return True
+    except OSError:
+        return False
+
+
+def remove_leftovers(uids: set[int] | range | None, before: Snapshot | None, keep: Path) -> str:
+    """Remove what a student's runs left in SHARED_PLACES and in System V IPC, and say what.
+
+    uids (the grader is root): whatever those uids own, in the shared places and in the folders
+    anyone may write there (a run can make files nowhere else). Otherwise (runs had the grader's own
+    uid): what appeared since `before` and is owned by the grader's uid, at the top of the shared
+    places. `keep` (the class run's own folder) is never touched."""
+    me = os.geteuid()
+    by_uid, by_snapshot = me == 0 and uids is not None, me != 0 and before is not None  # never root's own files
+    removed = {"files": 0, "ipc": 0, "processes": sweep_processes(uids if by_uid else None)}
+
+    def visit(folder: str, depth: int) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            if entry.path == str(keep):
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if by_uid:
+                if info.st_uid in uids:
+                    removed["files"] += _remove(entry.path, info)
+                elif stat.S_ISDIR(info.st_mode) and info.st_mode & 0o002 and depth < 3:
+                    visit(entry.path, depth + 1)  # a folder anyone may write in: a run may have
+            elif by_snapshot and entry.path not in before.entries and info.st_uid == me:
+                removed["files"] += _remove(entry.path, info)
+
+    for place in SHARED_PLACES:
+        visit(place, 0)
+    for kind, ident, owner, creator in _ipc_objects():
+        ours = ((owner in uids or creator in uids) if by_uid
+                else by_snapshot and (kind, ident) not in before.ipc and creator == me)
+        if ours:
+            removed["ipc"] += _remove_ipc(kind, ident)
+    said = [f"{n} {what}" for n, what in (
+        (removed["processes"], "process(es) killed"),
+        (removed["files"], f"file(s) or folder(s) removed from {', '.join(SHARED_PLACES)}"),
+        (removed["ipc"], "System V IPC object(s) removed")) if n]
+    return "; ".join(said) if said else "nothing was left behind"
 
 
 def _points(value: float) -> str:
@@ -282,10 +891,13 @@ def _student_why(exercise: str, outcome: Outcome) -> str:
     return f"not graded: {outcome.why}"
 
 
-def student_report(student: str, found: Found, outcomes: dict[str, Outcome], setting: Setting) -> str:
+def student_report(student: str, found: Found, outcomes: dict[str, Outcome], setting: Setting,
+                   cleaned: str = "") -> str:
     lines = [f"student: {student}",
              f"seed {setting.seed}, mode {setting.mode}, harness {setting.version['files']} "
              f"(commit {setting.version['commit'] or 'unknown'})"]
+    if setting.between:
+        lines.append(f"isolation: {setting.between}" + (f"; after this student: {cleaned}" if cleaned else ""))
     if any(o.why == "no GPU" for o in outcomes.values()):
         lines.append(f"no usable GPU on this machine: {setting.gpu}")
     for exercise, outcome in outcomes.items():
@@ -309,7 +921,7 @@ def _write(path: Path, text: str) -> None:
     fd, temporary = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+            f.write(_utf8(text))
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)
     except BaseException:
@@ -327,14 +939,20 @@ def _read_json(path: Path) -> dict | None:
 
 def submission_key(found: Found, setting: Setting) -> str:
     """What decides a student's outputs: their files' contents and places, the seed, mode, harness, maxima."""
-    digest = hashlib.sha256(json.dumps([setting.seed, setting.mode, setting.version["files"], setting.maxima,
-                                        sorted(found.shown.items()), found.ignored,
-                                        sorted(found.problems.items())]).encode())
+    digest = hashlib.sha256(json.dumps(_clean([setting.seed, setting.mode, setting.version["files"], setting.maxima,
+                                               sorted(found.shown.items()), found.ignored,
+                                               sorted(found.problems.items())])).encode())
     for exercise in sorted(found.files):
         # what the grader reads of it: at most the size limit and one byte (a larger file's verdict
         # is "too large" whatever the rest holds), so a huge file is never read in whole here either
-        with open(found.files[exercise], "rb") as f:
-            digest.update(exercise.encode() + b"\0" + f.read(SUBMISSION_LIMIT_BYTES + 1) + b"\0")
+        try:
+            with open(found.files[exercise], "rb") as f:
+                data = f.read(SUBMISSION_LIMIT_BYTES + 1)
+        except OSError as exc:  # readable a moment ago (discover): it is not graded, and the key says why
+            found.problems[exercise] = f"{found.shown[exercise]} cannot be read by the grader ({_why(exc)})"
+            del found.files[exercise]
+            data = _why(exc).encode()
+        digest.update(exercise.encode() + b"\0" + data + b"\0")
     return digest.hexdigest()
 
 
@@ -350,7 +968,7 @@ class Row:
 
 def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
     """A grades.csv row from a student's state.json and this run's maxima."""
-    cells, total, not_submitted, not_graded, failed_build, too_large = {}, 0.0, [], [], [], []
+    cells, total, not_submitted, not_graded, failed_build, too_large = {}, 0.0, [], {}, [], []
     for exercise in EXERCISE_FILES:
         entry = state["exercises"][exercise]
         if entry["status"] == "graded":
@@ -365,7 +983,7 @@ def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
             not_submitted.append(exercise)
         else:
             cells[exercise] = ""  # blank, not 0: a grade-book import leaves it alone until it is graded
-            not_graded.append(f"{entry['why']} ({exercise})")
+            not_graded.setdefault(entry["why"], []).append(exercise)
     notes = []
     if not_submitted:
         notes.append(f"not submitted: {', '.join(not_submitted)}")
@@ -373,7 +991,7 @@ def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
         notes.append(f"compile error: {', '.join(failed_build)}")
     if too_large:
         notes.append(f"file over {SUBMISSION_LIMIT_BYTES >> 20} MiB (scored 0): {', '.join(too_large)}")
-    notes += [f"not graded: {why}" for why in not_graded]
+    notes += [f"not graded: {why} ({', '.join(exercises)})" for why, exercises in not_graded.items()]
     unknown = [exercise for exercise in EXERCISE_FILES if maxima.get(exercise) is None]
     if unknown:
         notes.append(f"maximum leaves out {', '.join(unknown)} (its maximum is unknown here)")
@@ -497,22 +1115,49 @@ class _Parser(argparse.ArgumentParser):
 
 
 def list_students(class_dir: Path, out_dir: Path) -> tuple[list[str], list[str], list[tuple[str, str]]]:
-    """(student folders, sorted; what was skipped; (name, why) for unusable names)."""
+    """(student folders, sorted; what was skipped, as shown; (name, why) for unusable names)."""
     students, skipped, refused = [], [], []
-    for entry in sorted(os.scandir(class_dir), key=lambda e: e.name):
+    try:
+        entries = sorted(os.scandir(class_dir), key=lambda e: e.name)
+    except OSError as exc:
+        raise Usage(f"the class folder {shown_name(str(class_dir))} cannot be read: {_why(exc)}") from None
+    for entry in entries:
+        shown = shown_name(entry.name)
+        try:
+            link = entry.is_symlink()
+            same = not link and _is_dir(entry) and Path(entry.path).resolve() == out_dir
+        except OSError:
+            link = same = False
         if entry.name.startswith(".") or entry.name in SKIPPED_FOLDERS:
-            skipped.append(entry.name + "/" if entry.is_dir(follow_symlinks=False) else entry.name)
-        elif entry.is_symlink():
-            skipped.append(f"{entry.name} (a link: never followed)")
-        elif not entry.is_dir():
-            skipped.append(entry.name)
-        elif Path(entry.path).resolve() == out_dir:
-            skipped.append(f"{entry.name}/ (the output folder)")
+            skipped.append(shown + "/" if _is_dir(entry) else shown)
+        elif link:
+            skipped.append(f"{shown} (a link: never followed)")
+        elif not _is_dir(entry):
+            skipped.append(shown)
+        elif same:
+            skipped.append(f"{shown}/ (the output folder)")
         elif (why := name_problem(entry.name)) is not None:
             refused.append((entry.name, why))
         else:
             students.append(entry.name)
     return students, skipped, refused
+
+
+def _warm(setting: Setting, exercises: set[str]) -> None:
+    """What every worker would otherwise do for itself, done once before the first fork: import
+    the graders, build their drivers, make the seed's hidden inputs and their references (all kept
+    in memory, which the workers inherit). Grading the untouched starter does all of it: a few
+    seconds here instead of in each of hundreds of workers."""
+    cli = _cli()
+    for exercise in sorted(exercises):
+        if cli.GRADERS[exercise][2] and setting.gpu is not None:
+            continue  # not graded here: no GPU
+        try:
+            with tempfile.TemporaryDirectory(prefix="scanlab-class-warm-") as tmp:
+                cli.grade(exercise, REPO / "exercises" / EXERCISE_FILES[exercise], Path(tmp), setting.seed,
+                          setting.mode)
+        except Exception:  # noqa: BLE001 - each worker meets the same problem and reports it
+            pass
 
 
 def grade_class(argv: list[str]) -> int:
@@ -545,11 +1190,46 @@ def grade_class(argv: list[str]) -> int:
         print(visible(f"grade class: ignored in {args.class_dir} (not student folders): {', '.join(skipped)}"),
               file=sys.stderr)
     for name, why in refused:
-        print(f"grade class: not graded: the folder name {name!r} {why}; rename it", file=sys.stderr)
+        print(f"grade class: not graded: the folder name '{shown_name(name)}' {why}; rename it", file=sys.stderr)
     everyone = students
     index, count = args.shard or (1, 1)
     students = everyone[index - 1::count]
 
+    # No two students' runs share a uid in a class run: slot 0 of the range is this process's own
+    # (its probes), then each student has one slot per exercise that runs code, by the student's
+    # place in the whole class (so shards graded side by side on one machine stay apart too).
+    from . import sandbox
+
+    root = os.geteuid() == 0
+    outer, code = sandbox.UID_RANGE, [e for e in EXERCISE_FILES if e in cli.RUNS_CODE]
+    size = uid_slices(outer, len(everyone), len(code))
+    if root and size < MIN_SLICE_UIDS:
+        what = f"the sandbox uid range {outer.start}-{outer.stop - 1} ({len(outer)} uids)"
+        if size < 1:
+            raise Usage(f"{what} is too small for {len(everyone)} students: set SCANLAB_UID_RANGE=LO-HI wider "
+                        f"(at least {MIN_SLICE_UIDS * (1 + len(everyone) * len(code))} uids, within 100000-999999)")
+        print(f"grade class: {what} leaves each submission {size} uids; one that needs more is not graded "
+              f"(at least {MIN_SLICE_UIDS} each: set SCANLAB_UID_RANGE wider, within 100000-999999)", file=sys.stderr)
+    place = {student: k for k, student in enumerate(everyone)}
+
+    def uids_of(student: str, exercise: str | None = None) -> range | None:
+        if not root or (exercise is not None and exercise not in code):
+            return None
+        first = 1 + place[student] * len(code)
+        if exercise is None:  # all of the student's slots
+            return range(_uid_slice(outer, size, first).start, _uid_slice(outer, size, first + len(code) - 1).stop)
+        return _uid_slice(outer, size, first + code.index(exercise))
+
+    sandbox.UID_RANGE = _uid_slice(outer, size, 0) if root else outer
+    try:
+        return _grade(cli, args, class_dir, out_dir, started, students, everyone, refused, uids_of, root)
+    finally:
+        sandbox.UID_RANGE = outer
+
+
+def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: list[str], everyone: list[str],
+           refused: list[tuple[str, str]], uids_of, root: bool) -> int:
+    index, count = args.shard or (1, 1)
     previous = _read_json(out_dir / "class.json")
     seed = args.seed
     if seed is None and previous and isinstance(previous.get("seed"), int):
@@ -565,7 +1245,8 @@ def grade_class(argv: list[str]) -> int:
         try:
             found[student] = discover(class_dir / student)
         except OSError as exc:
-            found[student] = Found(problems={e: f"the folder cannot be read: {exc}" for e in EXERCISE_FILES})
+            found[student] = Found(problems={e: f"the folder cannot be read by the grader ({_why(exc)})"
+                                             for e in EXERCISE_FILES})
     wants_gpu = any(cli.GRADERS[e][2] for f in found.values() for e in f.files)
     gpu = None
     if wants_gpu:  # probed once: after this, nothing a submission does can turn its failure into "no GPU"
@@ -580,19 +1261,29 @@ def grade_class(argv: list[str]) -> int:
 
     levels = {"cpu": isolation(gpu=False), "gpu": isolation(gpu=True) if wants_gpu and gpu is None
               else ("-", "not needed")}
+    # Without bubblewrap's namespaces, two students' runs graded at once could meet (an abstract
+    # socket, System V IPC, a file in /tmp, /proc): students are then graded one at a time, and
+    # what each one's runs left in the machine's shared places is removed before the next.
+    weak = [(level, line) for level, line in levels.values() if level in ("partial", "none")]
+    alone = bool(weak)
+    if alone:
+        between = (f"{weak[0][0]} ({weak[0][1]}): students graded one at a time, and what each one's runs "
+                   f"left in {', '.join(SHARED_PLACES)} and System V IPC removed after them")
+        print(f"grade class: isolation {between}", file=sys.stderr)
+    else:
+        between = f"full (bubblewrap namespaces for every run): students graded side by side (--jobs {args.jobs})"
     version = harness_version()
     maxima = learn_maxima(version, args.mode, previous, gpu if wants_gpu else "not probed", seed)
-    setting = Setting(seed, args.mode, version, maxima, gpu if wants_gpu else None, levels, args.require_sandbox)
+    setting = Setting(seed, args.mode, version, maxima, gpu if wants_gpu else None, levels, args.require_sandbox,
+                      between)
     if args.require_sandbox and levels["cpu"][0] != "full":
         print(f"grade class: --require-sandbox: this machine cannot isolate submissions: {levels['cpu'][1]}",
               file=sys.stderr)
 
     progress = Progress(len(students))
     rows: dict[str, Row] = {}
-    rows_lock, gpu_lock = threading.Lock(), threading.Lock()
-    cpu_pool = concurrent.futures.ThreadPoolExecutor(args.jobs, thread_name_prefix="class")
 
-    def finish(student: str, outcomes: dict[str, Outcome], key: str) -> None:
+    def finish(student: str, outcomes: dict[str, Outcome], key: str, cleaned: str = "") -> None:
         folder = out_dir / student
         folder.mkdir(exist_ok=True)
         state = {"student": student, "key": key, "exercises": {
@@ -605,19 +1296,21 @@ def grade_class(argv: list[str]) -> int:
             for e, o in outcomes.items()}}
         for outcome in outcomes.values():
             if outcome.error:
-                print(f"grade class: {student}: {outcome.exercise}: the grader failed: "
-                      f"{outcome.error.strip().splitlines()[-1]} (traceback in {folder / 'report.txt'})",
-                      file=sys.stderr)
-        _write(folder / "results.json", json.dumps(student_results(outcomes, maxima), indent=2) + "\n")
-        _write(folder / "report.txt", visible(student_report(student, found[student], outcomes, setting)))
+                last = outcome.error.strip().splitlines()[-1]
+                print(visible(_utf8(f"grade class: {student}: {outcome.exercise}: the grader failed: {last} "
+                                    f"(traceback in {folder / 'report.txt'})")), file=sys.stderr)
+        _write(folder / "results.json", _json(student_results(outcomes, maxima)))
+        _write(folder / "report.txt", visible(_utf8(student_report(student, found[student], outcomes, setting,
+                                                                   cleaned))))
         state["complete"] = all(o.status != "not graded" for o in outcomes.values())
-        _write(folder / "state.json", json.dumps(state, indent=2) + "\n")  # last: it vouches for the others
+        _write(folder / "state.json", _json(state))  # last: it vouches for the others
         row = make_row(student, state, maxima)
-        with rows_lock:
-            rows[student] = row
+        rows[student] = row
         progress.step(row.complete, graded=True)
 
-    pending = []
+    queue: collections.deque[Task] = collections.deque()
+    waiting: dict[str, list] = {}  # student -> [outcomes, key, tasks not yet done]
+    finished_at_once = []
     for student in students:
         here = found[student]
         key = submission_key(here, setting)
@@ -628,34 +1321,60 @@ def grade_class(argv: list[str]) -> int:
             progress.step(True, graded=False)
             continue
         outcomes: dict[str, Outcome] = {}
-        futures: dict[str, concurrent.futures.Future] = {}
         for exercise in EXERCISE_FILES:
             if exercise in here.problems:
                 outcomes[exercise] = Outcome(exercise, "not graded", here.problems[exercise])
             elif exercise not in here.files:
                 outcomes[exercise] = Outcome(exercise, "not submitted")
             else:
-                futures[exercise] = cpu_pool.submit(grade_one, setting, exercise, here.files[exercise], gpu_lock)
-        pending.append((student, outcomes, futures, key))
+                queue.append(Task(student, exercise, here.files[exercise], uids_of(student, exercise)))
+        if len(outcomes) < len(EXERCISE_FILES):
+            waiting[student] = [outcomes, key, len(EXERCISE_FILES) - len(outcomes)]
+        else:  # nothing to grade: written at once
+            finished_at_once.append((student, outcomes, key))
 
+    _warm(setting, {task.exercise for task in queue})
+    gc.freeze()  # what the workers inherit stays shared: no collection in them touches (copies) it
+    workdir = Path(tempfile.mkdtemp(prefix="scanlab-class-", dir=os.environ.get("SCANLAB_SCRATCH") or None))
+    os.chmod(workdir, 0o711)  # a sandbox's uid must reach its scratch folder inside
+    workers = Workers(args.jobs, setting, workdir)
+    current, before = None, None  # one student at a time: the one being graded, and what was there before
     try:
-        # Students finish in the order they were queued: a student's files are written once all of
-        # their exercises are in, while the pools keep grading the students after them.
-        for student, outcomes, futures, key in pending:
-            for exercise, future in futures.items():
-                outcomes[exercise] = future.result()
+        for student, outcomes, key in finished_at_once:
             finish(student, {e: outcomes[e] for e in EXERCISE_FILES}, key)
+        while queue or workers.busy:
+            while queue and len(workers.busy) < args.jobs:
+                if alone and current is not None and queue[0].student != current:
+                    break  # the next student starts once this one is done and cleaned up after
+                task = queue.popleft()
+                if alone and current is None:
+                    current, before = task.student, (None if root else snapshot())
+                workers.start(task)
+            for task, outcome in workers.wait():
+                entry = waiting[task.student]
+                entry[0][task.exercise] = outcome
+                entry[2] -= 1
+                if entry[2]:
+                    continue
+                cleaned = ""
+                if alone:
+                    cleaned = remove_leftovers(uids_of(task.student), before, workdir)
+                    current = None
+                finish(task.student, {e: entry[0][e] for e in EXERCISE_FILES}, entry[1], cleaned)
     except (KeyboardInterrupt, OSError) as exc:
-        cpu_pool.shutdown(wait=False, cancel_futures=True)
+        workers.stop(kill=True)
         why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"cannot write the outputs: {exc}"
         print(f"\ngrade class: {why}; students finished so far keep their outputs", file=sys.stderr)
         return EXIT_FAIL
-    cpu_pool.shutdown()
+    finally:
+        workers.stop()
+        _unmount_under(workdir)
+        shutil.rmtree(workdir, ignore_errors=True)
     if not students:
         progress.show()
 
     write_csv(out_dir / "grades.csv", list(rows.values()))
-    stale = sorted(p.name for p in out_dir.iterdir() if p.is_dir() and (p / "state.json").is_file()
+    stale = sorted(shown_name(p.name) for p in out_dir.iterdir() if p.is_dir() and (p / "state.json").is_file()
                    and p.name not in rows and (args.shard is None or p.name not in everyone))
     if stale:
         print(f"grade class: left in {args.out} but no longer in {args.class_dir} (not in grades.csv): "
@@ -664,12 +1383,13 @@ def grade_class(argv: list[str]) -> int:
         "seed": seed, "mode": args.mode, "shard": f"{index}/{count}" if args.shard else None,
         "harness": version, "maxima": maxima, "maxima_for": [version["files"], args.mode],
         "exercises": EXERCISE_FILES, "class_dir": str(class_dir), "class_students": everyone,
-        "students": students, "refused": [name for name, _ in refused],
+        "students": students, "refused": [shown_name(name) for name, _ in refused],
         "gpu": "usable" if wants_gpu and gpu is None else gpu,
         "isolation": {kind: line for kind, (_, line) in levels.items()},
+        "between_students": between,
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "elapsed_s": round(time.monotonic() - started, 1),
     }
-    _write(out_dir / "class.json", json.dumps(info, indent=2) + "\n")
+    _write(out_dir / "class.json", _json(info))
     not_graded = sorted(row.student for row in rows.values() if not row.complete)
     print(f"grade class: wrote {args.out / 'grades.csv'}: {len(rows)} students"
           + (f"; not every submission graded for: {', '.join(not_graded)}" if not_graded else ""), file=sys.stderr)
