@@ -587,11 +587,12 @@ __global__ void __launch_bounds__(S::kThreads, LOOKBACK_MIN_BLOCKS)
 // memory (the carveout), so as many blocks fit as the registers allow.
 template <class S, typename T>
 static cudaError_t lookback_prepare() {
-    if (LOOKBACK_STAGED == 0) return cudaSuccess;
-    for (const void* f : {reinterpret_cast<const void*>(lookback_scan<S, T, true>),
-                          reinterpret_cast<const void*>(lookback_scan<S, T, false>)}) {
-        const cudaError_t err = cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
-        if (err != cudaSuccess) return err;
+    if constexpr (LOOKBACK_STAGED != 0) {
+        for (const void* f : {reinterpret_cast<const void*>(lookback_scan<S, T, true>),
+                              reinterpret_cast<const void*>(lookback_scan<S, T, false>)}) {
+            const cudaError_t err = cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, 100);
+            if (err != cudaSuccess) return err;
+        }
     }
     return cudaSuccess;
 }
