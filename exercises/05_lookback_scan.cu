@@ -1,431 +1,53 @@
-// A05 stretch drill 05: the whole scan in one pass, with decoupled look-back.
+// A05 stretch drill 05, the kernel file: the whole scan in one pass, decoupled look-back.
 //
-// One kernel replaces Lab 1's 3-phase scan (a05-scan/cuda/scan.cu, Part 3). A block
-// takes the next tile from an atomic ticket counter, loads it with 16-byte loads,
-// scans it in registers, and publishes the tile's sum at once (flag A, "aggregate").
-// Warp 0 then looks back: its 32 lanes read the descriptors of the 32 tiles before
-// this one in one go, add up aggregates back to the nearest tile that has published
-// its inclusive prefix (flag P), and publish this tile's own P. The block adds that
-// prefix and stores. Every element is read once and written once, a copy's 2n bytes
-// against the 3-phase scan's 4n, so the copy is the ceiling to judge it against.
+// A block takes the next tile from an atomic ticket, scans it in registers and
+// publishes its sum at once (flag A, "aggregate"). Warp 0 then looks back over the
+// descriptors of the 32 tiles before it, adds aggregates back to the nearest tile that
+// has published its inclusive prefix (flag P), and publishes this tile's P. The block
+// adds that prefix and stores: 2n bytes moved, a copy's.
 //
-// The exercise: exercises/05_lookback_scan.cu is this program with the look-back left
-// out (the TODO region, lookback_exclusive_prefix: about 20 lines). The starter
-// publishes P but adds nothing from its predecessors, so every tile comes out scanned
-// on its own: the check table says "correct in tile 0 only" with the first wrong index
-// at the first tile boundary, and the last line names the function to write. The
-// reference answer is solutions/05_lookback_scan.cu; the two differ only between the
-// TODO region markers (diff them once you are done).
-//
-// Build (sm_90 = H100 / H200; use your GPU's compute capability):
-//   nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xcompiler -Wall,-Wextra -o 05_lookback_scan 05_lookback_scan.cu
-//
-// Run:
-//   ./05_lookback_scan               check every size below, then time n = 2^24 against a copy and CUB
-//   ./05_lookback_scan --full        ... and check n = 2^28 as well
-//   ./05_lookback_scan --bench       check and time n = 2^22 .. 2^28, float32 and int32, both scans
-//   ./05_lookback_scan --stress      the never-hang suite: grids of up to 8 million tiles, thousands
-//                                    of times more than can be resident, each launch under a watchdog
-//   ./05_lookback_scan --quick       small sizes only, no timing (for compute-sanitizer)
-//   ./05_lookback_scan --check-only  every check, no timing
-//   ./05_lookback_scan --seed 7      reproduce a run's inputs and random sizes (the seed is printed)
-//   ./05_lookback_scan --help        every flag
-//
-// What the harness runs (the first three gate; --bench is read by a person):
-//   ./05_lookback_scan --check-only --full --seed 1
-//   ./05_lookback_scan --stress --check-only --seed 1
-//   compute-sanitizer --tool memcheck  --error-exitcode 9 ./05_lookback_scan --quick --seed 1 --timeout 300
-//   compute-sanitizer --tool racecheck --error-exitcode 9 ./05_lookback_scan --quick --seed 1 --timeout 300
-//   compute-sanitizer --tool synccheck --error-exitcode 9 ./05_lookback_scan --quick --seed 1 --timeout 300
-//   ./05_lookback_scan --bench --seed 1        (on the H200: the targets under "Observe")
-// racecheck checks shared memory only: every shared word here is written once per
-// block and read after a __syncthreads(), never reused. --timeout 300 because a
-// sanitizer slows every launch down a great deal, and the watchdog must not mistake
-// that for a hang.
-//
-// Observe:
-//   The check table: one row per size, type and scan, with the first wrong index, what
-//     it should be, what it is, and a diagnosis ("correct in tile 0 only" is a missing
-//     carry; "tile k's carry is off by D" is a look-back that stopped early or late).
-//   The timing table: GB/s counts n * 4 bytes read plus n * 4 written, for every row;
-//     "of copy" divides by a device-to-device copy measured in the same run, "vs CUB"
-//     is CUB's time over ours (above 1.00: faster than CUB), and "Thrust of copy" is
-//     thrust::exclusive_scan / inclusive_scan's fraction. Every timed repetition
-//     starts with the L2 cleaned (a read of twice its size), so 2^22 and 2^23, whose
-//     data fit in the H200's L2, are not flattered by the previous repetition.
-//   Targets for the H200 at 2^28, float32 and int32: 0.90 of the copy or more, and
-//     1.15x CUB; from 2^22 up, never slower than CUB. --bench prints where it stands.
-//
-// Exactness: float inputs hold small non-negative integers chosen so that the sum of
-// the whole array is at most 2^24 (see makeInput): then every partial sum any kernel
-// forms, in any order, is an integer a float holds exactly, and every comparison is
-// `!=`. At n = 2^28 that forbids 0/1 inputs (2^28 ones add up to 2^28 > 2^24), so past
-// 2^24 elements the float input is sparse: exactly one 1 in every run of
-// ceil(n / 2^24) elements, at a random offset. int32 inputs are random 0..3 at every
-// size: their total, at most 3 * 2^28, stays below 2^31.
-//
-// Exit status: 0 every gated check passed; 1 a gated check failed, a CUDA call failed,
-// or a launch hung (the watchdog); 2 bad command line; 3 no usable GPU (no device,
-// driver missing or too old, or no binary for this GPU's architecture).
-
+// Yours: lookback_exclusive_prefix, the TODO region (about 16 lines); it calls only
+// what is above it. Untouched, every tile is scanned on its own: the check table says
+// "correct in tile 0 only" and the last line names the function. The checks, the
+// never-hang suite, the watchdog, CUB, Thrust and main are the bench program, which
+// #includes this file (the grader compiles its device code only: keep the names):
+//   make stretch     or, here: nvcc -std=c++17 -O3 -arch=sm_90 -o 05_lookback_scan bench/05_lookback_scan_bench.cu
+//   ../build/exercises/cuda/05_lookback_scan --check-only      (--stress, --bench, --help)
+// Another kernel file through the same bench: -DSUBMISSION='"path/to/file.cu"'. The
+// answer, solutions/05_lookback_scan.cu, is identical outside the TODO region.
 #include <cuda/atomic>
-#include <cuda/barrier>
-#include <cuda_runtime.h>
-
-#include <cub/cub.cuh>
-#include <thrust/execution_policy.h>
-#include <thrust/scan.h>
-
-#include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cinttypes>
-#include <climits>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
+#include <cstddef>
 #include <cstring>
-#include <ctime>
-#include <string>
-#include <thread>
-#include <tuple>
-#include <type_traits>
-#include <vector>
 
-constexpr int kExitPass = 0;
-constexpr int kExitFail = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitNoGpu = 3;
-
-// Every runtime call goes through this: the failing expression, where, and why.
-#define CUDA_CHECK(call)                                                                \
-    do {                                                                                \
-        const cudaError_t err_ = (call);                                                \
-        if (err_ != cudaSuccess) {                                                      \
-            std::fprintf(stderr, "lookback_scan: CUDA error %s (%s) in %s at %s:%d\n",  \
-                         cudaGetErrorName(err_), cudaGetErrorString(err_), #call,       \
-                         __FILE__, __LINE__);                                           \
-            std::exit(kExitFail);                                                       \
-        }                                                                               \
-    } while (0)
-
-// A launch reports a bad configuration at once; a fault in the kernel shows at the
-// next synchronisation, which waitFor (the watchdog) performs after every launch.
-#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
-
-constexpr size_t kBig = size_t(1) << 28;                 // --full, --bench, --stress
-constexpr size_t kDefaultTimedN = size_t(1) << 24;       // the default run's timing size
-constexpr uint64_t kExactLimit = uint64_t(1) << 24;      // floats hold every integer up to here
-constexpr int kDefaultReps = 20;
-constexpr int kMaxReps = 1000;
-constexpr int kWarmups = 2;
-constexpr int kDefaultTimeoutS = 20;
-constexpr int kStressRepeats = 8;  // back-to-back launches that reuse the descriptors and the counter
-
-// ---- input -------------------------------------------------------------------
-//
-// splitmix64 rather than <random>: the same seed gives the same data with every
-// compiler and standard library, so a failing seed reproduces anywhere.
-
-static uint64_t splitmix64(uint64_t& state) {
-    uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-// Each (n, type) gets its own stream of numbers, all derived from the one printed seed.
-static uint64_t streamSeed(uint64_t seed, size_t n, bool is_float) {
-    uint64_t state = seed ^ (uint64_t(n) * 0xD1B54A32D192ED03ull) ^ (is_float ? 0x5851F42D4C957F2Dull : 0);
-    return splitmix64(state);
-}
-
-template <typename T>
-static const char* typeName() {
-    return std::is_same<T, float>::value ? "float32" : "int32";
-}
-
-// float: random integers 0..top with top = min(3, 2^24 / n), so the whole array sums
-// to at most 2^24; when even top = 1 is too much (n > 2^24), exactly one 1 in every
-// run of k = ceil(n / 2^24) elements at a random offset, zeros elsewhere: at most
-// 2^24 ones in all. int32: random 0..3 at every size (3 * 2^28 < 2^31).
-static uint64_t floatTop(size_t n) { return std::min<uint64_t>(3, n == 0 ? 3 : kExactLimit / n); }
-static size_t sparseRun(size_t n) { return size_t((n + kExactLimit - 1) / kExactLimit); }
-
-// The one-line description printed in the sizes table.
-template <typename T>
-static std::string inputText(size_t n) {
-    char text[80];
-    if (!std::is_same<T, float>::value) return "random 0..3";
-    if (floatTop(n) >= 1) {
-        std::snprintf(text, sizeof text, "random 0..%u", unsigned(floatTop(n)));
-    } else {
-        std::snprintf(text, sizeof text, "sparse: one 1 per %zu elements", sparseRun(n));
-    }
-    return text;
-}
-
-template <typename T>
-static void makeInput(size_t n, uint64_t seed, std::vector<T>& values) {
-    values.assign(n, T(0));
-    uint64_t state = streamSeed(seed, n, std::is_same<T, float>::value);
-    const uint64_t top = std::is_same<T, float>::value ? floatTop(n) : 3;
-    if (top >= 1) {
-        for (size_t i = 0; i < n; ++i) values[i] = T(splitmix64(state) % (top + 1));
-        return;
-    }
-    const size_t k = sparseRun(n);
-    for (size_t run = 0; run * k < n; ++run) {
-        const size_t at = run * k + size_t(splitmix64(state) % k);
-        if (at < n) values[at] = T(1);
-    }
-}
-
-// ---- CPU reference -----------------------------------------------------------
-//
-// The obvious running sum, in 64-bit integers (every input is a small non-negative
-// integer), compared element by element as it goes, so 2^28 elements need no second
-// array. Alongside it runs the scan of every tile on its own, the answer a kernel
-// gives when no tile gets a carry from its predecessors: the starter's answer.
-
-struct Check {
-    size_t n = 0;
-    size_t tile = 1;
-    size_t mismatches = 0;
-    size_t first = 0;
-    double expected = 0.0;
-    double actual = 0.0;
-    bool never_written = false;   // the first wrong element still holds the poison
-    bool tile_local = true;       // the output is every tile scanned on its own
-    bool carry_constant = false;  // the first wrong tile is off by one constant throughout
-    double carry_error = 0.0;     // ... and by how much
-
-    size_t tiles() const { return (n + tile - 1) / tile; }
-};
-
-template <typename T>
-static bool isPoison(T v) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    return bits == 0xFFFFFFFFu;  // cudaMemset(0xFF): a NaN as float32, -1 as int32 (all answers are >= 0)
-}
-
-template <typename T>
-static Check checkScan(const std::vector<T>& in, const std::vector<T>& out, bool inclusive, size_t tile) {
-    Check c;
-    c.n = in.size();
-    c.tile = tile;
-    int64_t global = 0, local = 0, bad_tile_start = 0;
-    for (size_t i = 0; i < in.size(); ++i) {
-        if (i % tile == 0) local = 0;
-        const int64_t x = int64_t(in[i]);
-        const T expected = T(inclusive ? global + x : global);
-        const T tile_expected = T(inclusive ? local + x : local);
-        if (out[i] != tile_expected) c.tile_local = false;
-        if (out[i] != expected) {  // a NaN never compares equal, so an unwritten float counts
-            if (c.mismatches == 0) {
-                c.first = i;
-                c.expected = double(expected);
-                c.actual = double(out[i]);
-                c.never_written = isPoison(out[i]);
-                bad_tile_start = global - local;  // everything before this tile
-            }
-            ++c.mismatches;
-        }
-        global += x;
-        local += x;
-    }
-    if (c.mismatches > 0) {  // is the first wrong tile off by one constant (a wrong carry)?
-        const size_t start = c.first / tile * tile, end = std::min(in.size(), start + tile);
-        int64_t running = bad_tile_start;
-        c.carry_constant = true;
-        for (size_t i = start; i < end && c.carry_constant; ++i) {
-            const int64_t x = int64_t(in[i]);
-            const double expected = double(T(inclusive ? running + x : running));
-            const double error = double(out[i]) - expected;
-            if (i == start) c.carry_error = error;
-            if (error != c.carry_error || error != error) c.carry_constant = false;
-            running += x;
-        }
-        if (c.first != start) c.carry_constant = false;  // right at first, then wrong: not a carry
-    }
-    return c;
-}
-
-static std::string showNumber(double v) {
-    char text[48];
-    if (v != v) return "nan";
-    if (v > -1e15 && v < 1e15 && v == double(int64_t(v))) {
-        std::snprintf(text, sizeof text, "%" PRId64, int64_t(v));
-    } else {
-        std::snprintf(text, sizeof text, "%g", v);
-    }
-    return text;
-}
-
-static std::string diagnose(const Check& c) {
-    if (c.mismatches == 0) return "exact";
-    if (c.never_written) return "element " + std::to_string(c.first) + " never written (still the poison)";
-    if (c.tile_local && c.tiles() > 1) return "correct in tile 0 only: no tile added its predecessors";
-    const size_t bad_tile = c.first / c.tile;
-    const std::string before = bad_tile == 0   ? "tile 0 wrong"
-                               : bad_tile == 1 ? "tile 0 exact"
-                                               : "tiles 0.." + std::to_string(bad_tile - 1) + " exact";
-    if (c.carry_constant) return before + "; tile " + std::to_string(bad_tile) + "'s carry is off by " + showNumber(c.carry_error);
-    return before + "; wrong inside tile " + std::to_string(bad_tile);
-}
-
-// ---- GPU kernels -------------------------------------------------------------
-//
-// Tuning knobs. The tuned shape is the one --bench times; the two small shapes exist
-// to make grids of up to 8 million tiles for --stress (and the scalar path for the
-// sanitizers). A block is one tile of kThreads * kItems elements; with kItems a
-// multiple of 4 every thread moves 16-byte float4/int4 chunks on full tiles.
-// Tuned on an H200 (CUDA 13.0), n = 2^28: 128 x 24 with pauses of 1500 and 800 ns
-// reaches 0.75 of a device-to-device copy (exclusive; 0.77 inclusive), 1.01x and
-// 1.05x CUB. Items per thread matter most (8: 0.57, 16: 0.65, 24: 0.70 with shorter
-// pauses), then the pauses (none: 0.62); the block size at 24 items moves it by 0.01
-// and streaming hints not at all.
-// Fastest measured: LOOKBACK_STAGED=1 LOOKBACK_MIN_BLOCKS=12 LOOKBACK_ITEMS=32 (the
-// tile staged in shared memory by one TMA bulk copy, 40 registers, 12 blocks an SM):
-// 0.77-0.82 of copy and 1.04x-1.11x CUB at 2^28, at least 1.03x CUB at every size from
-// 2^22, clean under --stress, --full and all four sanitizers (H200, 2026-12-01). It is
-// not the default because the graders and the committed library benchmark were run
-// with the register version; LOOKBACK_SPECULATE=1 measured slower (0.71-0.75).
-// Each knob can be set on the compile line (-DLOOKBACK_ITEMS=16 and so on): that is
-// how the ablation in ../a05-scan/README.md built its variants.
-#ifndef LOOKBACK_THREADS
-#define LOOKBACK_THREADS 128
-#endif
-#ifndef LOOKBACK_ITEMS
-#define LOOKBACK_ITEMS 24
-#endif
-#ifndef LOOKBACK_FIRST_SLEEP_NS
-#define LOOKBACK_FIRST_SLEEP_NS 1500
-#endif
-#ifndef LOOKBACK_SLEEP_NS
-#define LOOKBACK_SLEEP_NS 800
-#endif
-#ifndef LOOKBACK_STAGED
-#define LOOKBACK_STAGED 0  // 1: the tile through shared memory by a bulk copy (lookback_scan_staged)
-#endif
-#ifndef LOOKBACK_SPECULATE
-#define LOOKBACK_SPECULATE 0  // 1: load tile blockIdx.x while the ticket is on its way (measured slower)
-#endif
-#ifndef LOOKBACK_MIN_BLOCKS
-#define LOOKBACK_MIN_BLOCKS 1  // __launch_bounds__ minimum blocks an SM, staged kernel only
-#endif
-#ifndef LOOKBACK_STREAMING
-#define LOOKBACK_STREAMING 0
-#endif
-constexpr int kThreads = LOOKBACK_THREADS;  // threads per block: a multiple of 32
-constexpr int kItems = LOOKBACK_ITEMS;      // elements per thread: 1, 2, or a multiple of 4
-constexpr int kSmallThreads = 64;       // --stress: 256-element tiles
-constexpr int kSmallItems = 4;
-constexpr int kTinyThreads = 32;        // --stress: 32-element tiles, one warp, scalar loads
-constexpr int kTinyItems = 1;
-constexpr int kLookbackWindow = 32;     // predecessors read at once: one per lane of warp 0
-// The two pauses of the look-back (0 = none). Before its first read, a tile waits
-// about one L2 round trip, the time its nearest predecessors need to publish; after a
-// read that found a needed predecessor not ready, it waits again before the next.
-// Without them the waiting warps poll the descriptors nonstop, and that traffic
-// competes with the loads and stores the whole GPU is making: on the H200 the two
-// pauses took the scan from 0.58 to 0.69 of the copy (the README's ablation).
-constexpr unsigned int kFirstSleepNs = LOOKBACK_FIRST_SLEEP_NS;
-constexpr unsigned int kSpinSleepNs = LOOKBACK_SLEEP_NS;
-// Streaming cache hints (ld.global.cs / st.global.cs) on the 16-byte loads and stores.
-constexpr bool kStreaming = LOOKBACK_STREAMING != 0;
-
-template <int kThreadsT, int kItemsT>
-struct TileShape {
-    static constexpr int kThreads = kThreadsT;
-    static constexpr int kItems = kItemsT;
-    static constexpr int kTile = kThreads * kItems;
-    static constexpr int kChunk = kItems % 4 == 0 ? 4 : kItems;  // consecutive elements a thread moves at once
-    static constexpr int kChunks = kItems / kChunk;
-    static constexpr int kWarps = kThreads / 32;
-    static constexpr int kSlots = kChunks * kWarps;               // one partial total per (chunk, warp)
-    static constexpr int kSlotsPerLane = (kSlots + 31) / 32;      // warp 0 scans them, this many a lane
-    static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
-    static_assert(kItems == 1 || kItems == 2 || kItems % 4 == 0, "1, 2 or a multiple of 4 items");
-};
-using TunedShape = TileShape<kThreads, kItems>;
-using SmallShape = TileShape<kSmallThreads, kSmallItems>;
-using TinyShape = TileShape<kTinyThreads, kTinyItems>;
-static_assert(kLookbackWindow == 32, "the look-back window is warp 0's 32 lanes");
-
-// ---- GPU kernels: the tile descriptors ----------------------------------------
-//
-// One 64-bit word per tile: the high 32 bits are the status, the low 32 bits the
-// value's bits (a float32 or an int32). Status = epoch * 4 + flag:
-//   flag A (1): the value is this tile's aggregate, the sum of its own elements;
-//   flag P (2): the value is this tile's inclusive prefix, the sum of tiles 0..t;
-//   anything else, including a word left by an earlier launch (another epoch), is X:
-//   not ready yet.
-//
-// Memory ordering, and why this word is packed:
-//  - A reader that sees flag P must see P's value, never an older one. With the flag
-//    and the value in two words that takes two fences: the writer stores the value,
-//    __threadfence(), then the flag; the reader loads the flag, __threadfence(), then
-//    the value (and both loads must be strong, see below). Packed into one word that
-//    is written and read by single 64-bit accesses, the pair can not tear: one load
-//    sees a flag together with its own value. No fence is needed anywhere in this
-//    kernel, and none is used.
-//  - The loads in the look-back must be strong (here: atomic_ref loads, relaxed, at
-//    device scope; `volatile` would do too). A plain load may be hoisted out of the
-//    spin loop by the compiler, which sees nobody in this thread change the word, and
-//    may be served from this SM's L1, which does not see other SMs' stores: either way
-//    the spin may never end, or end by luck when the line leaves the L1 (on an H200 the
-//    same plain load hung one run and finished the next, so the grader looks for it in
-//    the compiled PTX). A device-scope load goes to L2, where every SM's store lands.
-//    Relaxed is enough because the word is all we read from the predecessor;
-//    memory_order_acquire (ld.acquire, which may also invalidate the SM's L1 so later
-//    plain loads see other SMs' data) would be needed only if we went on to read
-//    other data the predecessor wrote, e.g. a value kept in a second word.
-//  - The stores are relaxed device-scope atomics too: each is one 64-bit store that
-//    the compiler can not split or drop, and it reaches L2 with no fence. Lane 0 of
-//    warp 0 stores A and later P to the same word: stores by one thread to one
-//    address are seen by everybody in that order (coherence), so no reader sees P
-//    and then A again.
-//  - Why A before the look-back: a successor can use our aggregate as soon as our own
-//    sum is known, without waiting for our look-back, which may itself be waiting on
-//    older tiles. If tiles published only P, each tile's P would wait for its
-//    predecessor's P: one L2 round trip per tile in a chain through the whole array,
-//    the serial "chained scan". With A, a warp covers up to 32 tiles per round trip.
-//    (It is not what rules out deadlock; the ticket is.)
-//  - Why the words must be reset (or carry an epoch) between launches: they outlive
-//    the kernel. Tile t's word from the previous launch says A or P with the previous
-//    data's value, and a successor would take it at once: a wrong prefix, no waiting.
-//    CUB clears its descriptors with an extra kernel before every scan; this program
-//    tags each word with the launch's epoch (1, 2, 3, ... from the host) instead, so a
-//    word from another launch reads as X and no clearing pass is needed. The epoch
-//    has 30 bits; the host clears the array before it wraps.
+// ---- the tile descriptors ----------------------------------------------------
+// One 64-bit word per tile: high 32 bits the status (epoch * 4 + flag), low 32 bits
+// the value's bits. Flag A (1): the value is the tile's aggregate; flag P (2): its
+// inclusive prefix, tiles 0..t; anything else, a word of an earlier launch (another
+// epoch) too, is X: not ready. With the epoch (1, 2, 3, ... from the host) an old
+// launch's word reads as X, so no clearing pass is needed. Flag and value in ONE word,
+// read and written by single 64-bit accesses, can not tear: no fence anywhere. The
+// loads must be strong (atomic_ref at device scope; relaxed is enough, the word is all
+// we read; volatile would do): a plain load may be hoisted out of the wait or served
+// from this SM's L1, which never sees another SM's store, so the wait may never end,
+// or end by luck (the grader reads the PTX for it). A is published before the look-
+// back so a successor need not wait on ours: with P alone the tiles form a chain.
 
 using Descriptor = unsigned long long;
 constexpr unsigned int kFlagX = 0;
 constexpr unsigned int kFlagA = 1;
 constexpr unsigned int kFlagP = 2;
-constexpr unsigned int kMaxEpoch = (1u << 30) - 1;
-
-template <typename T>
-__device__ __forceinline__ unsigned int value_bits(T v) {
-    static_assert(sizeof(T) == 4, "the value half of a descriptor is 32 bits");
-    unsigned int bits;
-    memcpy(&bits, &v, sizeof bits);
-    return bits;
-}
-
-template <typename T>
-__device__ __forceinline__ T value_from_bits(unsigned int bits) {
-    T v;
-    memcpy(&v, &bits, sizeof v);
-    return v;
-}
+constexpr int kLookbackWindow = 32;  // predecessors read at once: one per lane of warp 0
+// The look-back's pauses: before the first read (about an L2 round trip), and after a
+// read that found a needed predecessor not ready. H200, none: 0.62 of a copy; these: 0.75.
+constexpr unsigned int kFirstSleepNs = 1500;
+constexpr unsigned int kSpinSleepNs = 800;
 
 template <typename T>
 __device__ __forceinline__ Descriptor pack_descriptor(unsigned int flag, unsigned int epoch, T value) {
-    return (Descriptor((epoch << 2) | flag) << 32) | value_bits(value);
+    static_assert(sizeof(T) == 4, "the value half of a descriptor is 32 bits");
+    unsigned int bits;
+    memcpy(&bits, &value, sizeof bits);
+    return (Descriptor((epoch << 2) | flag) << 32) | bits;
 }
 
 // kFlagA, kFlagP, or kFlagX for a word that is not ready or belongs to another launch.
@@ -436,7 +58,10 @@ __device__ __forceinline__ unsigned int descriptor_flag(Descriptor word, unsigne
 
 template <typename T>
 __device__ __forceinline__ T descriptor_value(Descriptor word) {
-    return value_from_bits<T>(unsigned(word));
+    const unsigned int bits = unsigned(word);
+    T v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
 }
 
 template <typename T>
@@ -451,15 +76,8 @@ __device__ __forceinline__ Descriptor load_descriptor(Descriptor* descriptors, u
     return word.load(cuda::memory_order_relaxed);
 }
 
-__device__ __forceinline__ void first_pause() {
-    if constexpr (kFirstSleepNs > 0) __nanosleep(kFirstSleepNs);
-}
-
-__device__ __forceinline__ void spin_pause() {
-    if constexpr (kSpinSleepNs > 0) __nanosleep(kSpinSleepNs);
-}
-
-// ---- GPU kernels: warp helpers -----------------------------------------------
+__device__ __forceinline__ void first_pause() { __nanosleep(kFirstSleepNs); }
+__device__ __forceinline__ void spin_pause() { __nanosleep(kSpinSleepNs); }
 
 // Sum over the 32 lanes, every lane gets it (a butterfly: 5 shuffles).
 template <typename T>
@@ -467,6 +85,109 @@ __device__ __forceinline__ T warp_sum(T v) {
 #pragma unroll
     for (int mask = 16; mask > 0; mask /= 2) v += __shfl_xor_sync(0xffffffffu, v, mask);
     return v;
+}
+
+// ==== TODO region begin: the look-back ==========================================
+//
+// lookback_exclusive_prefix runs in the 32 lanes of warp 0 of a tile `tile` > 0, just
+// after lane 0 has published the tile's aggregate with flag A. It returns, in every
+// lane, the sum of all tiles before this one (the tile's exclusive prefix), and lane 0
+// publishes flag P with prefix + aggregate the moment the prefix is known.
+//
+// TODO (about 16 lines). As given, nothing comes from the predecessors: prefix stays
+// 0, every tile comes out scanned on its own, and every check past the first tile
+// fails. The pieces, all defined above: load_descriptor(descriptors, t),
+// descriptor_flag(word, epoch) (kFlagA, kFlagP or kFlagX), descriptor_value<T>(word),
+// pack_descriptor(flag, epoch, value), warp_sum(v), spin_pause(), kLookbackWindow
+// (32), and __ballot_sync(0xffffffffu, predicate). Steps:
+//   1. The window: lane l reads the descriptor of tile nearest - l, with nearest =
+//      tile - 1 at first, so lane 0 holds the closest predecessor. A lane that falls
+//      before tile 0 reads nothing and stands for a P of value 0.
+//   2. The needed lanes: every lane up to and including the lowest lane with flag P;
+//      all 32 when no lane has P. Two ballots (which lanes are P, which are X) give it.
+//   3. Wait: while any needed lane is X, read the whole window again.
+//   4. Add: warp_sum of the needed lanes' values (0 from the other lanes) into prefix.
+//   5. A P was among them: done (lane 0 publishes P below). Otherwise move the window
+//      kLookbackWindow tiles back and go on from step 2; the sum so far stays.
+// Decide every branch from ballots, the same in all 32 lanes: warp_sum needs the whole
+// warp. A loop that never finds its P hangs; the bench's watchdog says so (exit 1).
+template <typename T>
+__device__ T lookback_exclusive_prefix(Descriptor* descriptors, unsigned int tile, unsigned int epoch,
+                                       T aggregate) {
+    const unsigned int lane = threadIdx.x % 32;
+    T prefix = T(0);
+    // TODO: the look-back loop.
+    if (lane == 0) publish_descriptor(descriptors, tile, kFlagP, epoch, prefix + aggregate);
+    return prefix;
+}
+// ==== TODO region end ===========================================================
+
+// ---- the tile -----------------------------------------------------------------
+// A block is a tile of kThreads * kItems elements. Chunk c of thread tid is chunk
+// c * kThreads + tid, kChunk consecutive elements: a warp's load covers 512 bytes. A
+// full tile moves float4/int4; the partial last tile (or kItems not a multiple of 4)
+// the guarded scalar path: the identity 0 loaded past the end, nothing stored there.
+template <int kThreadsT, int kItemsT>
+struct TileShape {
+    static constexpr int kThreads = kThreadsT;
+    static constexpr int kItems = kItemsT;
+    static constexpr int kTile = kThreads * kItems;
+    static constexpr int kChunk = kItems % 4 == 0 ? 4 : kItems;  // consecutive elements a thread moves at once
+    static constexpr int kChunks = kItems / kChunk;
+    static constexpr int kWarps = kThreads / 32;
+    static constexpr int kSlots = kChunks * kWarps;               // one partial total per (chunk, warp)
+    static constexpr int kSlotsPerLane = (kSlots + 31) / 32;      // warp 0 scans them, this many a lane
+    static_assert(kThreads % 32 == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
+    static_assert(kItems == 1 || kItems == 2 || kItems % 4 == 0, "1, 2 or a multiple of 4 items");
+};
+// The shape timed: on an H200, 8 items a thread 0.57 of a copy, 16: 0.65, 24: 0.75.
+using TunedShape = TileShape<128, 24>;
+
+template <typename T> struct Vec4;
+template <> struct Vec4<float> { using type = float4; };
+template <> struct Vec4<int> { using type = int4; };
+template <class S>
+__device__ __forceinline__ size_t chunk_start(size_t base, int c) {
+    return base + (size_t(c) * S::kThreads + threadIdx.x) * S::kChunk;
+}
+template <class S, typename T>
+__device__ __forceinline__ void load_tile(const T* __restrict__ in, size_t base, size_t n, bool full_tile,
+                                          T (&v)[S::kItems]) {
+#pragma unroll
+    for (int c = 0; c < S::kChunks; ++c) {
+        if constexpr (S::kChunk == 4) {
+            if (full_tile) {
+                const auto q = *reinterpret_cast<const typename Vec4<T>::type*>(in + chunk_start<S>(base, c));
+                v[4 * c + 0] = q.x, v[4 * c + 1] = q.y, v[4 * c + 2] = q.z, v[4 * c + 3] = q.w;
+                continue;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < S::kChunk; ++j) {
+            const size_t i = chunk_start<S>(base, c) + size_t(j);
+            v[c * S::kChunk + j] = i < n ? in[i] : T(0);
+        }
+    }
+}
+
+template <class S, typename T>
+__device__ __forceinline__ void store_tile(T* __restrict__ out, size_t base, size_t n, bool full_tile,
+                                           const T (&v)[S::kItems]) {
+#pragma unroll
+    for (int c = 0; c < S::kChunks; ++c) {
+        if constexpr (S::kChunk == 4) {
+            if (full_tile) {
+                const typename Vec4<T>::type q = {v[4 * c + 0], v[4 * c + 1], v[4 * c + 2], v[4 * c + 3]};
+                *reinterpret_cast<typename Vec4<T>::type*>(out + chunk_start<S>(base, c)) = q;
+                continue;
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < S::kChunk; ++j) {
+            const size_t i = chunk_start<S>(base, c) + size_t(j);
+            if (i < n) out[i] = v[c * S::kChunk + j];
+        }
+    }
 }
 
 // Hillis-Steele across the 32 lanes in registers: lane l gets lanes 0..l.
@@ -480,89 +201,9 @@ __device__ __forceinline__ T warp_inclusive_scan(T v, unsigned int lane) {
     return v;
 }
 
-// ---- GPU kernels: moving a tile -----------------------------------------------
-//
-// Chunk c of thread tid is chunk c * kThreads + tid of the tile, kChunk consecutive
-// elements: one load instruction of a warp covers 32 consecutive 16-byte chunks, 512
-// contiguous bytes, and a thread has kChunks independent 16-byte loads in flight.
-// The tile's elements in order are chunk 0 of every thread, then chunk 1 of every
-// thread, and so on. A full tile uses float4/int4 (a tile starts at a multiple of its
-// size, and cudaMalloc aligns to 256 bytes); the partial last tile, and every tile of
-// a shape whose kItems is not a multiple of 4, takes the guarded scalar path, which
-// loads the identity 0 past the end and stores nothing there.
-
-template <typename T> struct Vec4;
-template <> struct Vec4<float> { using type = float4; };
-template <> struct Vec4<int> { using type = int4; };
-
-template <class S>
-__device__ __forceinline__ size_t chunk_start(size_t base, int c) {
-    return base + (size_t(c) * S::kThreads + threadIdx.x) * S::kChunk;
-}
-
-template <class S, typename T>
-__device__ __forceinline__ void load_tile(const T* __restrict__ in, size_t base, size_t n, bool full_tile,
-                                          T (&v)[S::kItems]) {
-    if constexpr (S::kChunk == 4) {
-        if (full_tile) {
-#pragma unroll
-            for (int c = 0; c < S::kChunks; ++c) {
-                const auto* at = reinterpret_cast<const typename Vec4<T>::type*>(in + chunk_start<S>(base, c));
-                const auto q = kStreaming ? __ldcs(at) : *at;
-                v[4 * c + 0] = q.x;
-                v[4 * c + 1] = q.y;
-                v[4 * c + 2] = q.z;
-                v[4 * c + 3] = q.w;
-            }
-            return;
-        }
-    }
-#pragma unroll
-    for (int c = 0; c < S::kChunks; ++c) {
-#pragma unroll
-        for (int j = 0; j < S::kChunk; ++j) {
-            const size_t i = chunk_start<S>(base, c) + size_t(j);
-            v[c * S::kChunk + j] = i < n ? in[i] : T(0);
-        }
-    }
-}
-
-template <class S, typename T>
-__device__ __forceinline__ void store_tile(T* __restrict__ out, size_t base, size_t n, bool full_tile,
-                                           const T (&v)[S::kItems]) {
-    if constexpr (S::kChunk == 4) {
-        if (full_tile) {
-#pragma unroll
-            for (int c = 0; c < S::kChunks; ++c) {
-                typename Vec4<T>::type q;
-                q.x = v[4 * c + 0];
-                q.y = v[4 * c + 1];
-                q.z = v[4 * c + 2];
-                q.w = v[4 * c + 3];
-                auto* at = reinterpret_cast<typename Vec4<T>::type*>(out + chunk_start<S>(base, c));
-                if constexpr (kStreaming) {
-                    __stcs(at, q);
-                } else {
-                    *at = q;
-                }
-            }
-            return;
-        }
-    }
-#pragma unroll
-    for (int c = 0; c < S::kChunks; ++c) {
-#pragma unroll
-        for (int j = 0; j < S::kChunk; ++j) {
-            const size_t i = chunk_start<S>(base, c) + size_t(j);
-            if (i < n) out[i] = v[c * S::kChunk + j];
-        }
-    }
-}
-
-// Warp 0, after the first barrier: the exclusive scan, in place, of the kSlots
-// partial totals in `slots` (tile order: slot c * kWarps + w is warp w's chunk c).
-// Lane l owns slots l * kSlotsPerLane and on, so each lane reads and writes only its
-// own words. Returns the tile's total in every lane.
+// Warp 0: the exclusive scan, in place, of the kSlots partial totals (slot c * kWarps
+// + w is warp w's chunk c); lane l owns slots l * kSlotsPerLane and on. Returns the
+// tile's total in every lane.
 template <class S, typename T>
 __device__ __forceinline__ T scan_slots_exclusive(T* slots, unsigned int lane) {
     T mine[S::kSlotsPerLane];
@@ -586,57 +227,12 @@ __device__ __forceinline__ T scan_slots_exclusive(T* slots, unsigned int lane) {
     return tile_total;
 }
 
-// ==== TODO region begin: the look-back ==========================================
-//
-// lookback_exclusive_prefix runs in the 32 lanes of warp 0 of a tile `tile` > 0, just
-// after lane 0 has published the tile's aggregate with flag A. It returns, in every
-// lane, the sum of all tiles before this one (the tile's exclusive prefix), and lane 0
-// publishes flag P with prefix + aggregate the moment the prefix is known.
-//
-// TODO (about 20 lines). As given, nothing comes from the predecessors: prefix stays
-// 0, every tile comes out scanned on its own, and every check past the first tile
-// fails. The pieces, all defined above: load_descriptor(descriptors, t),
-// descriptor_flag(word, epoch) (kFlagA, kFlagP or kFlagX), descriptor_value<T>(word),
-// pack_descriptor(flag, epoch, value), warp_sum(v), spin_pause(), kLookbackWindow
-// (32), and __ballot_sync(0xffffffffu, predicate). Steps:
-//   1. The window: lane l reads the descriptor of tile nearest - l, with nearest =
-//      tile - 1 at first, so lane 0 holds the closest predecessor. A lane that falls
-//      before tile 0 reads nothing and stands for a P of value 0.
-//   2. The needed lanes: every lane up to and including the lowest lane with flag P;
-//      all 32 when no lane has P. Two ballots (which lanes are P, which are X) give it.
-//   3. Wait: while any needed lane is X, read the whole window again.
-//   4. Add: warp_sum of the needed lanes' values (0 from the other lanes) into prefix.
-//   5. A P was among them: done. Otherwise move the window kLookbackWindow tiles back
-//      and go on from step 2; the sum so far stays.
-//   6. Then lane 0 publishes P = prefix + aggregate (the line already below).
-// Decide every branch from ballots, the same in all 32 lanes: warp_sum's shuffles
-// need the whole warp. A loop that never finds its P hangs the GPU; the program's
-// watchdog (--timeout) turns that into a line and exit status 1.
-template <typename T>
-__device__ T lookback_exclusive_prefix(Descriptor* descriptors, unsigned int tile, unsigned int epoch,
-                                       T aggregate) {
-    const unsigned int lane = threadIdx.x % 32;
-    T prefix = T(0);
-    // TODO: the look-back loop.
-    if (lane == 0) publish_descriptor(descriptors, tile, kFlagP, epoch, prefix + aggregate);
-    return prefix;
-}
-// ==== TODO region end ===========================================================
-
-// The single-pass scan: one tile per block, exclusive or inclusive, of float32 or
-// int32. Three barriers in all: after the ticket, after each warp's partial totals,
-// after warp 0's look-back. Between the last two, the other warps wait with their
-// tile in registers while warp 0 scans the totals, publishes A, looks back and
-// publishes P. Shared memory: 4 * (kSlots + 2) bytes, each word written once.
-//
-// The ticket: thread 0 draws the tile with atomicAdd, and the block reads it from
-// shared memory. Tiles are handed out in the order blocks START, which blockIdx.x is
-// not: the hardware may start block 70000 before block 69999, and a block that spins
-// on a predecessor that has no SM yet (every SM busy with spinning successors) would
-// wait for ever. With tickets, whoever holds ticket t - 1 is already running and waits
-// only on lower tickets, so the lowest unfinished tile always makes progress. The
-// block that draws the last ticket resets the counter for the next launch: every
-// other ticket has been drawn by then.
+// ---- the kernel -----------------------------------------------------------------
+// One tile per block, exclusive or inclusive, float32 or int32. Three barriers: after
+// the ticket, after each warp's partial totals, after warp 0's look-back. Tickets go
+// out in the order blocks START (blockIdx.x's is not), so whoever holds ticket t - 1
+// is running and the lowest unfinished tile always makes progress; the block that
+// draws the last ticket resets the counter for the next launch.
 template <class S, typename T, bool kInclusive>
 __global__ void __launch_bounds__(S::kThreads)
     lookback_scan(const T* __restrict__ in, T* __restrict__ out, size_t n, Descriptor* __restrict__ descriptors,
@@ -648,12 +244,6 @@ __global__ void __launch_bounds__(S::kThreads)
     const unsigned int lane = tid % 32;
     const unsigned int warp = tid / 32;
 
-    // LOOKBACK_SPECULATE=1 (measured slower: 0.71-0.75 of copy): blocks mostly start in blockIdx order, so the
-    // ticket is usually blockIdx.x: load that tile while the ticket's atomic is in flight,
-    // and load again only when the guess was wrong. The ticket still decides everything.
-    T v[S::kItems];
-    const size_t guess_base = size_t(blockIdx.x) * S::kTile;
-    if constexpr (LOOKBACK_SPECULATE != 0) load_tile<S>(in, guess_base, n, guess_base + S::kTile <= n, v);
     if (tid == 0) {
         const unsigned int ticket = atomicAdd(tile_counter, 1u);
         if (ticket == gridDim.x - 1) atomicExch(tile_counter, 0u);
@@ -663,11 +253,10 @@ __global__ void __launch_bounds__(S::kThreads)
     const unsigned int tile = s_tile;
     const size_t base = size_t(tile) * S::kTile;
     const bool full_tile = base + S::kTile <= n;
+    T v[S::kItems];
+    load_tile<S>(in, base, n, full_tile, v);
 
-    if (LOOKBACK_SPECULATE == 0 || base != guess_base) load_tile<S>(in, base, n, full_tile, v);
-
-    // Each chunk's sum, scanned across the warp; the warp's last lane holds the warp's
-    // total for that chunk round.
+    // Each chunk's sum, scanned across the warp; lane 31 holds the warp's chunk total.
     T warp_inclusive[S::kChunks];
 #pragma unroll
     for (int c = 0; c < S::kChunks; ++c) {
@@ -707,984 +296,4 @@ __global__ void __launch_bounds__(S::kThreads)
         }
     }
     store_tile<S>(out, base, n, full_tile, v);
-}
-
-// LOOKBACK_STAGED=1, the fastest measured (see the tuning knobs): the same scan with
-// the tile staged in shared memory. Thread 0 starts one bulk copy of the whole tile
-// (cuda::memcpy_async with a block barrier: on sm_90 a TMA bulk copy, cp.async.bulk);
-// every thread then reads its chunks from shared memory twice, once for the sums and
-// once, after the look-back, for the outputs. No thread holds its elements in
-// registers while warp 0 looks back, so a block needs fewer registers and more blocks
-// fit on an SM: more tiles in flight while others wait on their predecessors (71%
-// achieved occupancy against 48% in Nsight Compute at 2^26).
-template <class S, typename T, bool kInclusive>
-__global__ void __launch_bounds__(S::kThreads, LOOKBACK_MIN_BLOCKS)
-    lookback_scan_staged(const T* __restrict__ in, T* __restrict__ out, size_t n,
-                         Descriptor* __restrict__ descriptors, unsigned int* __restrict__ tile_counter,
-                         unsigned int epoch) {
-    using Barrier = cuda::barrier<cuda::thread_scope_block>;
-    __shared__ alignas(128) T s_data[S::kTile];
-#pragma nv_diag_suppress static_var_with_dynamic_init
-    __shared__ Barrier s_arrived;
-    __shared__ unsigned int s_tile;
-    __shared__ T s_slots[S::kSlots];
-    __shared__ T s_prefix;
-    const unsigned int tid = threadIdx.x;
-    const unsigned int lane = tid % 32;
-    const unsigned int warp = tid / 32;
-
-    if (tid == 0) {
-        init(&s_arrived, S::kThreads);
-        const unsigned int ticket = atomicAdd(tile_counter, 1u);
-        if (ticket == gridDim.x - 1) atomicExch(tile_counter, 0u);
-        s_tile = ticket;
-    }
-    __syncthreads();
-    const unsigned int tile = s_tile;
-    const size_t base = size_t(tile) * S::kTile;
-    const bool full_tile = base + S::kTile <= n;
-
-    if (S::kChunk == 4 && full_tile) {
-        if (tid == 0) cuda::memcpy_async(s_data, in + base, cuda::aligned_size_t<16>(sizeof(T) * S::kTile), s_arrived);
-        s_arrived.arrive_and_wait();
-    } else {
-        for (unsigned int k = tid; k < unsigned(S::kTile); k += S::kThreads) s_data[k] = base + k < n ? in[base + k] : T(0);
-        __syncthreads();
-    }
-
-    T warp_inclusive[S::kChunks];
-#pragma unroll
-    for (int c = 0; c < S::kChunks; ++c) {
-        const T* chunk = s_data + (size_t(c) * S::kThreads + tid) * S::kChunk;
-        T sum = chunk[0];
-#pragma unroll
-        for (int j = 1; j < S::kChunk; ++j) sum += chunk[j];
-        warp_inclusive[c] = warp_inclusive_scan(sum, lane);
-        if (lane == 31) s_slots[c * S::kWarps + warp] = warp_inclusive[c];
-    }
-    __syncthreads();
-
-    if (warp == 0) {
-        const T aggregate = scan_slots_exclusive<S>(s_slots, lane);
-        T prefix = T(0);
-        if (tile == 0) {
-            if (lane == 0) publish_descriptor(descriptors, 0, kFlagP, epoch, aggregate);
-        } else {
-            if (lane == 0) publish_descriptor(descriptors, tile, kFlagA, epoch, aggregate);
-            first_pause();
-            prefix = lookback_exclusive_prefix(descriptors, tile, epoch, aggregate);
-        }
-        if (lane == 0) s_prefix = prefix;
-    }
-    __syncthreads();
-
-    const T prefix = s_prefix;
-#pragma unroll
-    for (int c = 0; c < S::kChunks; ++c) {
-        const T* chunk = s_data + (size_t(c) * S::kThreads + tid) * S::kChunk;
-        const T before_lane = __shfl_up_sync(0xffffffffu, warp_inclusive[c], 1);
-        T running = prefix + s_slots[c * S::kWarps + warp] + (lane > 0 ? before_lane : T(0));
-        T result[S::kChunk];
-#pragma unroll
-        for (int j = 0; j < S::kChunk; ++j) {
-            const T x = chunk[j];
-            if (kInclusive) running += x;
-            result[j] = running;
-            if (!kInclusive) running += x;
-        }
-        const size_t first = base + (size_t(c) * S::kThreads + tid) * S::kChunk;
-        if constexpr (S::kChunk == 4) {
-            if (full_tile) {
-                typename Vec4<T>::type q;
-                q.x = result[0];
-                q.y = result[1];
-                q.z = result[2];
-                q.w = result[3];
-                *reinterpret_cast<typename Vec4<T>::type*>(out + first) = q;
-                continue;
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < S::kChunk; ++j) {
-            if (first + j < n) out[first + j] = result[j];
-        }
-    }
-}
-
-// The kernel a launch uses: the experiment when LOOKBACK_STAGED is set.
-template <class S, typename T, bool kInclusive>
-constexpr auto scanKernel() {
-    return LOOKBACK_STAGED != 0 ? lookback_scan_staged<S, T, kInclusive> : lookback_scan<S, T, kInclusive>;
-}
-
-// Reads `count` 16-byte words and writes nothing (the store is never taken): run
-// between timed repetitions over twice the L2's size, it leaves the L2 holding this
-// buffer's clean lines, so the next repetition starts cold and pays no write-back of
-// the previous one's output.
-__global__ void flush_l2(const int4* __restrict__ buffer, size_t count, int* __restrict__ sink) {
-    int acc = 0;
-    for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
-        const int4 q = buffer[i];
-        acc ^= q.x ^ q.y ^ q.z ^ q.w;
-    }
-    if (acc == 0x7fffffff) *sink = acc;  // the buffer is zeros: never taken
-}
-
-// ---- host side: options ------------------------------------------------------
-
-struct Options {
-    bool quick = false;
-    bool check_only = false;
-    bool full = false;
-    bool bench = false;
-    bool stress = false;
-    uint64_t seed = 0;
-    bool seed_given = false;
-    int reps = kDefaultReps;
-    int time_log2 = 0;  // --time-log2: time this one size (0: the default or --bench's sizes)
-    int bench_min = 22;  // --bench-min: --bench times 2^bench_min .. 2^28
-    std::string csv;     // --csv: every timed row also goes to this file
-    int timeout_s = kDefaultTimeoutS;
-    bool timed() const { return !check_only && !quick; }
-};
-
-static void printUsage(FILE* to) {
-    std::fprintf(to,
-                 "usage: 05_lookback_scan [--full] [--bench] [--stress] [--quick] [--check-only]\n"
-                 "                        [--bench-min K] [--csv FILE] [--time-log2 K]\n"
-                 "                        [--seed S] [--reps R] [--timeout S] [--help]\n"
-                 "\n"
-                 "  --full         also check n = 2^28\n"
-                 "  --bench        time n = 2^22 .. 2^28 (float32 and int32, exclusive and inclusive)\n"
-                 "                 against a device-to-device copy, CUB and Thrust; without it, n = 2^24 only\n"
-                 "  --stress       the never-hang suite: %d-element tiles over 2^24 + 7 elements, and\n"
-                 "                 %d-, %d- and %d-element tiles over 2^28: far more tiles than can be\n"
-                 "                 resident; each case is checked after one launch and after %d more\n"
-                 "                 back to back\n"
-                 "  --quick        small sizes only (at most 2^20 + 3), no timing: for compute-sanitizer\n"
-                 "  --check-only   every check, no timing\n"
-                 "  --seed S       seed of the inputs and the random sizes (default: drawn from the clock,\n"
-                 "                 printed)\n"
-                 "  --bench-min K  --bench starts at n = 2^K, K from 10 to 28 (default 22)\n"
-                 "  --csv FILE     also write every timed row to FILE (n, type, scan, implementation, ms,\n"
-                 "                 GB/s, the copy's GB/s): the library benchmark (make bench-libraries) reads it\n"
-                 "  --time-log2 K  time n = 2^K only, K from 10 to 28: one size while you try a tuning knob\n"
-                 "  --reps R       timed repetitions per measurement, median reported, 1..%d (default %d)\n"
-                 "  --timeout S    watchdog: a launch that has not finished after S seconds is reported as\n"
-                 "                 hung and the program exits 1; 0 waits for ever (default %d)\n"
-                 "  --help         this text\n"
-                 "\n"
-                 "exit status: 0 every gated check passed, 1 a gated check failed, a CUDA call failed or a\n"
-                 "launch hung, 2 bad command line, 3 no usable GPU\n",
-                 TinyShape::kTile, TinyShape::kTile, SmallShape::kTile, TunedShape::kTile, kStressRepeats, kMaxReps, kDefaultReps,
-                 kDefaultTimeoutS);
-}
-
-[[noreturn]] static void usageError(const char* fmt, const char* what) {
-    std::fprintf(stderr, "lookback_scan: ");
-    std::fprintf(stderr, fmt, what);
-    std::fprintf(stderr, "\n\n");
-    printUsage(stderr);
-    std::exit(kExitUsage);
-}
-
-// Whole decimal numbers only: "12abc", "-1", "" and overflow are all errors.
-static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value) {
-    if (text == nullptr || *text == '\0') return false;
-    for (const char* p = text; *p; ++p) {
-        if (*p < '0' || *p > '9') return false;
-    }
-    errno = 0;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text, &end, 10);
-    if (errno == ERANGE || *end != '\0' || v > max) return false;
-    value = v;
-    return true;
-}
-
-static Options parseOptions(int argc, char** argv) {
-    Options opt;
-    for (int a = 1; a < argc; ++a) {
-        std::string flag = argv[a];
-        std::string value;
-        bool has_value = false;
-        const size_t eq = flag.find('=');
-        if (flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = flag.substr(eq + 1);
-            flag = flag.substr(0, eq);
-            has_value = true;
-        }
-        auto needValue = [&]() -> std::string {
-            if (has_value) return value;
-            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
-            return argv[++a];
-        };
-        auto noValue = [&]() {
-            if (has_value) usageError("%s takes no value", flag.c_str());
-        };
-
-        if (flag == "--help" || flag == "-h") {
-            printUsage(stdout);
-            std::exit(kExitPass);
-        } else if (flag == "--full") {
-            noValue();
-            opt.full = true;
-        } else if (flag == "--bench") {
-            noValue();
-            opt.bench = true;
-        } else if (flag == "--stress") {
-            noValue();
-            opt.stress = true;
-        } else if (flag == "--quick") {
-            noValue();
-            opt.quick = true;
-        } else if (flag == "--check-only") {
-            noValue();
-            opt.check_only = true;
-        } else if (flag == "--seed") {
-            const std::string v = needValue();
-            unsigned long long s = 0;
-            if (!parseUnsigned(v.c_str(), UINT64_MAX, s)) usageError("--seed wants a whole number, not '%s'", v.c_str());
-            opt.seed = s;
-            opt.seed_given = true;
-        } else if (flag == "--reps") {
-            const std::string v = needValue();
-            unsigned long long r = 0;
-            if (!parseUnsigned(v.c_str(), kMaxReps, r) || r == 0) usageError("--reps wants a whole number from 1 to 1000, not '%s'", v.c_str());
-            opt.reps = int(r);
-        } else if (flag == "--bench-min") {
-            const std::string v = needValue();
-            unsigned long long k = 0;
-            if (!parseUnsigned(v.c_str(), 28, k) || k < 10) usageError("--bench-min wants a whole number from 10 to 28, not '%s'", v.c_str());
-            opt.bench_min = int(k);
-        } else if (flag == "--csv") {
-            opt.csv = needValue();
-            if (opt.csv.empty()) usageError("%s needs a file name", "--csv");
-        } else if (flag == "--time-log2") {
-            const std::string v = needValue();
-            unsigned long long k = 0;
-            if (!parseUnsigned(v.c_str(), 28, k) || k < 10) usageError("--time-log2 wants a whole number from 10 to 28, not '%s'", v.c_str());
-            opt.time_log2 = int(k);
-        } else if (flag == "--timeout") {
-            const std::string v = needValue();
-            unsigned long long t = 0;
-            if (!parseUnsigned(v.c_str(), 86400, t)) usageError("--timeout wants whole seconds from 0 to 86400, not '%s'", v.c_str());
-            opt.timeout_s = int(t);
-        } else {
-            usageError("unknown argument '%s'", argv[a]);
-        }
-    }
-    if (opt.quick && (opt.full || opt.bench || opt.stress)) {
-        usageError("%s is small sizes only: it does not combine with --full, --bench or --stress", "--quick");
-    }
-    if ((opt.check_only || opt.quick) && opt.time_log2 != 0) usageError("%s times one size: it does not combine with --check-only or --quick", "--time-log2");
-    if (!opt.csv.empty() && !opt.timed()) usageError("%s writes timed rows: it does not combine with --check-only or --quick", "--csv");
-    if (opt.check_only && opt.bench) usageError("%s times nothing: it does not combine with --bench", "--check-only");
-    return opt;
-}
-
-// ---- host side: device -------------------------------------------------------
-
-// One line and status 3 for every way of having no usable GPU.
-[[noreturn]] static void noGpu(const char* why, cudaError_t err) {
-    std::fprintf(stderr, "lookback_scan: no usable GPU: %s (%s)\n", why, cudaGetErrorName(err));
-    std::exit(kExitNoGpu);
-}
-
-static cudaDeviceProp openDevice(cudaFuncAttributes& tuned_attr) {
-    int count = 0;
-    const cudaError_t err = cudaGetDeviceCount(&count);
-    if (err == cudaErrorNoDevice || (err == cudaSuccess && count == 0)) noGpu("no CUDA device found", cudaErrorNoDevice);
-    if (err == cudaErrorInsufficientDriver) noGpu("the CUDA driver is missing or older than this program's runtime", err);
-    if (err != cudaSuccess) noGpu("the CUDA runtime could not start", err);
-
-    CUDA_CHECK(cudaSetDevice(0));
-    cudaDeviceProp prop{};
-    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
-
-    // Asking for one kernel's attributes fails when the binary holds no machine code
-    // or PTX this GPU can run, before any launch does.
-    const cudaError_t image =
-        cudaFuncGetAttributes(&tuned_attr, reinterpret_cast<const void*>(scanKernel<TunedShape, float, false>()));
-    if (image != cudaSuccess) {
-        char why[160];
-        std::snprintf(why, sizeof why, "this binary has no code for sm_%d%d; rebuild with -arch=sm_%d%d", prop.major,
-                      prop.minor, prop.major, prop.minor);
-        noGpu(why, image);
-    }
-    return prop;
-}
-
-// ---- host side: the watchdog -------------------------------------------------
-//
-// Every launch is followed by an event that is waited for here, never with a plain
-// synchronise: a look-back that waits on a tile that never becomes ready hangs the
-// GPU, and this turns the hang into a line and exit status 1. _Exit skips the
-// runtime's teardown, which could wait on the hung kernel; the driver ends the
-// kernel with the process.
-
-static int g_timeout_s = kDefaultTimeoutS;
-
-static void waitFor(cudaEvent_t done, const char* what) {
-    if (g_timeout_s == 0) {
-        CUDA_CHECK(cudaEventSynchronize(done));
-        return;
-    }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(g_timeout_s);
-    while (true) {
-        const cudaError_t err = cudaEventQuery(done);
-        if (err == cudaSuccess) return;
-        if (err != cudaErrorNotReady) CUDA_CHECK(err);
-        if (std::chrono::steady_clock::now() > deadline) {
-            std::printf("\nHUNG: %s did not finish within %d s (--timeout). A tile is waiting for a predecessor\n"
-                        "that never becomes ready: look at the look-back's wait and exit conditions "
-                        "(lookback_exclusive_prefix)\n",
-                        what, g_timeout_s);
-            std::fflush(stdout);
-            std::fflush(stderr);
-            std::_Exit(kExitFail);
-        }
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-    }
-}
-
-static void waitForStream(const char* what) {
-    cudaEvent_t done;
-    CUDA_CHECK(cudaEventCreateWithFlags(&done, cudaEventDisableTiming));
-    CUDA_CHECK(cudaEventRecord(done));
-    waitFor(done, what);
-    CUDA_CHECK(cudaEventDestroy(done));
-}
-
-// ---- host side: launches -----------------------------------------------------
-
-enum class Shape { Tuned, Small, Tiny };
-
-static size_t tileOf(Shape s) {
-    switch (s) {
-        case Shape::Tuned: return TunedShape::kTile;
-        case Shape::Small: return SmallShape::kTile;
-        case Shape::Tiny: return TinyShape::kTile;
-    }
-    return 1;
-}
-
-static std::string shapeName(Shape s) {
-    switch (s) {
-        case Shape::Tuned: return std::to_string(kThreads) + "x" + std::to_string(kItems);
-        case Shape::Small: return std::to_string(kSmallThreads) + "x" + std::to_string(kSmallItems);
-        case Shape::Tiny: return std::to_string(kTinyThreads) + "x" + std::to_string(kTinyItems);
-    }
-    return "?";
-}
-
-static size_t tilesOf(size_t n, size_t tile) { return (n + tile - 1) / tile; }
-
-// The look-back's state on the device: one descriptor per tile, the ticket counter,
-// and the epoch of the next launch. Both arrays start zeroed (epoch 0 is never used,
-// so every word reads as X) and are grown only outside timed regions.
-struct LookbackState {
-    Descriptor* descriptors = nullptr;
-    size_t capacity = 0;
-    unsigned int* counter = nullptr;
-    unsigned int epoch = 0;
-
-    void reserve(size_t tiles) {
-        if (counter == nullptr) {
-            CUDA_CHECK(cudaMalloc(&counter, sizeof(unsigned int)));
-            CUDA_CHECK(cudaMemset(counter, 0, sizeof(unsigned int)));
-        }
-        if (tiles <= capacity) return;
-        if (descriptors != nullptr) CUDA_CHECK(cudaFree(descriptors));
-        CUDA_CHECK(cudaMalloc(&descriptors, tiles * sizeof(Descriptor)));
-        CUDA_CHECK(cudaMemset(descriptors, 0, tiles * sizeof(Descriptor)));
-        capacity = tiles;
-        epoch = 0;
-    }
-    unsigned int nextEpoch() {
-        if (epoch == kMaxEpoch) {  // before the 30 bits wrap: clear, so no old word can match
-            CUDA_CHECK(cudaMemset(descriptors, 0, capacity * sizeof(Descriptor)));
-            epoch = 0;
-        }
-        return ++epoch;
-    }
-    void release() {
-        if (descriptors != nullptr) CUDA_CHECK(cudaFree(descriptors));
-        if (counter != nullptr) CUDA_CHECK(cudaFree(counter));
-        descriptors = nullptr;
-        counter = nullptr;
-        capacity = 0;
-    }
-};
-
-template <class S, typename T>
-static void launchShape(bool inclusive, const T* d_in, T* d_out, size_t n, LookbackState& st) {
-    const size_t tiles = tilesOf(n, S::kTile);
-    if (tiles > st.capacity || tiles > size_t(INT_MAX)) {
-        std::fprintf(stderr, "lookback_scan: %zu tiles but room for %zu descriptors\n", tiles, st.capacity);
-        std::exit(kExitFail);
-    }
-    const unsigned int epoch = st.nextEpoch();
-    if (LOOKBACK_STAGED != 0 && inclusive) {
-        lookback_scan_staged<S, T, true><<<unsigned(tiles), S::kThreads>>>(d_in, d_out, n, st.descriptors, st.counter, epoch);
-    } else if (LOOKBACK_STAGED != 0) {
-        lookback_scan_staged<S, T, false><<<unsigned(tiles), S::kThreads>>>(d_in, d_out, n, st.descriptors, st.counter, epoch);
-    } else if (inclusive) {
-        lookback_scan<S, T, true><<<unsigned(tiles), S::kThreads>>>(d_in, d_out, n, st.descriptors, st.counter, epoch);
-    } else {
-        lookback_scan<S, T, false><<<unsigned(tiles), S::kThreads>>>(d_in, d_out, n, st.descriptors, st.counter, epoch);
-    }
-    CUDA_CHECK_LAUNCH();
-}
-
-// Enqueue one scan; nothing here allocates or waits, so it can be timed.
-template <typename T>
-static void lookbackScan(Shape shape, bool inclusive, const T* d_in, T* d_out, size_t n, LookbackState& st) {
-    if (n == 0) return;  // no zero-size launches
-    switch (shape) {
-        case Shape::Tuned: launchShape<TunedShape>(inclusive, d_in, d_out, n, st); break;
-        case Shape::Small: launchShape<SmallShape>(inclusive, d_in, d_out, n, st); break;
-        case Shape::Tiny: launchShape<TinyShape>(inclusive, d_in, d_out, n, st); break;
-    }
-}
-
-// The staged experiment keeps a tile in shared memory: ask for all of the SM's shared
-// memory (the carveout), so as many blocks fit as the registers allow.
-template <class S, typename T>
-static void carveShared() {
-    for (const void* f : {reinterpret_cast<const void*>(lookback_scan_staged<S, T, true>),
-                          reinterpret_cast<const void*>(lookback_scan_staged<S, T, false>)}) {
-        CUDA_CHECK(cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, 100));
-    }
-}
-
-static void prepareKernels() {
-    if (LOOKBACK_STAGED == 0) return;
-    carveShared<TunedShape, float>();
-    carveShared<TunedShape, int>();
-    carveShared<SmallShape, float>();
-    carveShared<SmallShape, int>();
-    carveShared<TinyShape, float>();
-    carveShared<TinyShape, int>();
-}
-
-static int residentBlocksPerSm(Shape shape) {
-    int blocks = 0;
-    switch (shape) {
-        case Shape::Tuned:
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, scanKernel<TunedShape, float, false>(), kThreads, 0));
-            break;
-        case Shape::Small:
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, scanKernel<SmallShape, float, false>(), kSmallThreads, 0));
-            break;
-        case Shape::Tiny:
-            CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, scanKernel<TinyShape, float, false>(), kTinyThreads, 0));
-            break;
-    }
-    return blocks;
-}
-
-// CUB's device-wide scans, the library to beat. num_items as int, the way most code
-// calls it (every n here is below 2^31).
-template <typename T>
-static void cubScan(bool inclusive, void* temp, size_t temp_bytes, const T* d_in, T* d_out, size_t n) {
-    size_t bytes = temp_bytes;
-    if (inclusive) {
-        CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp, bytes, d_in, d_out, int(n)));
-    } else {
-        CUDA_CHECK(cub::DeviceScan::ExclusiveSum(temp, bytes, d_in, d_out, int(n)));
-    }
-}
-
-// Thrust, as most C++ code calls it: it allocates its own scratch space on every call.
-template <typename T>
-static void thrustScan(bool inclusive, const T* d_in, T* d_out, size_t n) {
-    if (inclusive) {
-        thrust::inclusive_scan(thrust::device, d_in, d_in + n, d_out);
-    } else {
-        thrust::exclusive_scan(thrust::device, d_in, d_in + n, d_out);
-    }
-    CUDA_CHECK(cudaGetLastError());
-}
-
-template <typename T>
-static size_t cubTempBytes(size_t n) {
-    size_t a = 0, b = 0;
-    CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, a, static_cast<const T*>(nullptr), static_cast<T*>(nullptr), int(n)));
-    CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, b, static_cast<const T*>(nullptr), static_cast<T*>(nullptr), int(n)));
-    return std::max(a, b);
-}
-
-// ---- host side: checking and printing ----------------------------------------
-
-static std::string fmt(const char* format, double value) {
-    char text[64];
-    std::snprintf(text, sizeof text, format, value);
-    return text;
-}
-
-static std::string num(unsigned long long value) { return std::to_string(value); }
-
-static std::string pow2Name(size_t n) {
-    for (int p = 0; p < 63; ++p) {
-        if (n == size_t(1) << p) return "2^" + std::to_string(p);
-    }
-    return num(n);
-}
-
-// Header, dashes, rows, blank line; columns two spaces apart and never empty, so a
-// harness can read them by header.
-static void printTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
-    std::vector<size_t> width(header.size());
-    for (size_t c = 0; c < header.size(); ++c) width[c] = header[c].size();
-    for (const auto& row : rows) {
-        for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], std::max<size_t>(1, row[c].size()));
-    }
-    auto line = [&](const std::vector<std::string>& cells) {
-        std::string text;
-        for (size_t c = 0; c < cells.size(); ++c) {
-            const std::string cell = cells[c].empty() ? "-" : cells[c];
-            text += cell;
-            if (c + 1 < cells.size()) text += std::string(width[c] - cell.size() + 2, ' ');
-        }
-        std::printf("%s\n", text.c_str());
-    };
-    line(header);
-    std::vector<std::string> dashes;
-    for (size_t w : width) dashes.push_back(std::string(w, '-'));
-    line(dashes);
-    for (const auto& row : rows) line(row);
-    std::printf("\n");
-}
-
-// Gated checks: each one a comparison that must show zero mismatches.
-struct Gate {
-    int checks = 0;
-    std::vector<std::string> failures;
-    size_t no_carry = 0;  // failures that are "correct in tile 0 only"
-
-    bool record(const std::string& what, const Check& c) {
-        ++checks;
-        if (c.mismatches == 0) return true;
-        if (c.tile_local && c.tiles() > 1 && !c.never_written) ++no_carry;
-        failures.push_back(what + ": out[" + num(c.first) + "] is " + showNumber(c.actual) + ", should be " +
-                           showNumber(c.expected) + " (" + num(c.mismatches) + " wrong; " + diagnose(c) + ")");
-        return false;
-    }
-};
-
-template <typename T>
-static void copyBack(std::vector<T>& host, const T* device, size_t n) {
-    host.assign(n, T(0));
-    if (n > 0) CUDA_CHECK(cudaMemcpy(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
-}
-
-// 0xFF bytes: a NaN as float32, -1 as int32. An element a kernel never writes can not
-// pass for an answer left over from an earlier run.
-static void poison(void* device, size_t bytes) {
-    if (bytes > 0) CUDA_CHECK(cudaMemset(device, 0xFF, bytes));
-}
-
-static const char* scanName(bool inclusive) { return inclusive ? "inclusive" : "exclusive"; }
-
-// Device buffers shared by every part: input, output, CUB's temporary storage and
-// the L2 flush buffer, all allocated once, before anything is timed.
-struct Buffers {
-    void* in = nullptr;
-    void* out = nullptr;
-    size_t elements = 0;
-    void* cub_temp = nullptr;
-    size_t cub_temp_bytes = 0;
-    int4* flush = nullptr;
-    size_t flush_words = 0;
-    int* sink = nullptr;
-    int sms = 1;
-};
-
-// One scan on the device, checked; poisons first, waits under the watchdog.
-template <typename T>
-static Check runChecked(Shape shape, bool inclusive, const std::vector<T>& input, Buffers& buf, LookbackState& st,
-                        std::vector<T>& out, const char* what) {
-    const size_t n = input.size();
-    poison(buf.out, n * sizeof(T));
-    lookbackScan(shape, inclusive, static_cast<const T*>(buf.in), static_cast<T*>(buf.out), n, st);
-    waitForStream(what);
-    copyBack(out, static_cast<const T*>(buf.out), n);
-    return checkScan(input, out, inclusive, tileOf(shape));
-}
-
-template <typename T>
-static void upload(const std::vector<T>& input, Buffers& buf) {
-    if (!input.empty()) CUDA_CHECK(cudaMemcpy(buf.in, input.data(), input.size() * sizeof(T), cudaMemcpyHostToDevice));
-}
-
-// ---- host side: timing -------------------------------------------------------
-//
-// kWarmups untimed runs, then per repetition: clean the L2 (outside the events),
-// event, the operation, event; the median of the repetitions is reported.
-
-static float median(std::vector<float> values) {
-    std::sort(values.begin(), values.end());
-    const size_t mid = values.size() / 2;
-    return values.size() % 2 ? values[mid] : 0.5f * (values[mid - 1] + values[mid]);
-}
-
-static void flushL2(const Buffers& buf) {
-    flush_l2<<<unsigned(4 * buf.sms), 512>>>(buf.flush, buf.flush_words, buf.sink);
-    CUDA_CHECK_LAUNCH();
-}
-
-template <typename Enqueue>
-static float medianMs(const Buffers& buf, int reps, const char* what, Enqueue&& enqueue) {
-    cudaEvent_t start, stop;
-    CUDA_CHECK(cudaEventCreate(&start));
-    CUDA_CHECK(cudaEventCreate(&stop));
-    for (int w = 0; w < kWarmups; ++w) enqueue();
-    waitForStream(what);
-    std::vector<float> ms(size_t(reps), 0.0f);
-    for (int r = 0; r < reps; ++r) {
-        flushL2(buf);
-        CUDA_CHECK(cudaEventRecord(start));
-        enqueue();
-        CUDA_CHECK(cudaEventRecord(stop));
-        waitFor(stop, what);
-        CUDA_CHECK(cudaEventElapsedTime(&ms[size_t(r)], start, stop));
-    }
-    CUDA_CHECK(cudaEventDestroy(start));
-    CUDA_CHECK(cudaEventDestroy(stop));
-    return median(ms);
-}
-
-static double gbPerSecond(double bytes, double ms) { return bytes / (ms * 1e6); }
-
-// ---- host side: the checks ---------------------------------------------------
-
-struct SizeCase {
-    size_t n;
-    Shape shape;
-    std::string why;
-};
-
-static std::vector<SizeCase> checkSizes(const Options& opt, uint64_t seed) {
-    const size_t t = TunedShape::kTile;
-    const size_t tiny = TinyShape::kTile;
-    std::vector<SizeCase> sizes = {
-        {0, Shape::Tuned, "empty: no launch, nothing written"},
-        {1, Shape::Tuned, "one element: tile 0 alone, scalar path"},
-        {t - 1, Shape::Tuned, "tile - 1: one partial tile, no look-back"},
-        {t, Shape::Tuned, "one full tile: float4 path, no look-back"},
-        {t + 1, Shape::Tuned, "tile + 1: the first carry, into a 1-element tile"},
-        {(size_t(1) << 20) + 3, Shape::Tuned, "2^20 + 3: n not a multiple of 4, partial last tile"},
-        {101 * tiny + 5, Shape::Tiny, "tiny tiles: " + num(tilesOf(101 * tiny + 5, tiny)) + " of them, so a window may have to move back"},
-    };
-    uint64_t state = seed ^ 0xA5A5A5A5A5A5A5A5ull;
-    const int randoms = opt.quick ? 1 : 3;
-    const uint64_t random_max = opt.quick ? (uint64_t(1) << 16) : (uint64_t(1) << 22);
-    for (int r = 0; r < randoms; ++r) {
-        const size_t n = size_t(2 + splitmix64(state) % (random_max - 1));
-        sizes.push_back({n, Shape::Tuned, "random size (seed " + num(seed) + ")"});
-    }
-    if (!opt.quick) {
-        sizes.push_back({(size_t(1) << 24) + 1, Shape::Tuned, "2^24 + 1: many tiles, far more than are resident"});
-        sizes.push_back({(size_t(1) << 20) + 3, Shape::Tiny,
-                         "2^20 + 3 in tiny tiles: " + num(tilesOf((size_t(1) << 20) + 3, tiny)) + " of them"});
-    }
-    if (opt.full) sizes.push_back({kBig, Shape::Tuned, "2^28: the benchmark's largest size"});
-    return sizes;
-}
-
-template <typename T>
-static void checkType(const std::vector<SizeCase>& sizes, uint64_t seed, Buffers& buf, LookbackState& st, Gate& gate,
-                      std::vector<std::vector<std::string>>& rows) {
-    std::vector<T> input, out;
-    for (const SizeCase& sc : sizes) {
-        makeInput(sc.n, seed, input);
-        upload(input, buf);
-        for (bool inclusive : {false, true}) {
-            const std::string what = std::string(typeName<T>()) + " " + scanName(inclusive) + " n=" + num(sc.n) +
-                                     " tile " + shapeName(sc.shape);
-            const Check c = runChecked(sc.shape, inclusive, input, buf, st, out, what.c_str());
-            const bool ok = gate.record(what, c);
-            rows.push_back({num(sc.n), shapeName(sc.shape), typeName<T>(), scanName(inclusive), num(c.mismatches),
-                            c.mismatches ? num(c.first) : "-", c.mismatches ? showNumber(c.expected) : "-",
-                            c.mismatches ? showNumber(c.actual) : "-", diagnose(c), ok ? "pass" : "FAIL"});
-        }
-    }
-}
-
-static void runChecks(const Options& opt, uint64_t seed, Buffers& buf, LookbackState& st, Gate& gate) {
-    const std::vector<SizeCase> sizes = checkSizes(opt, seed);
-    std::vector<std::vector<std::string>> size_rows, rows;
-    for (const SizeCase& sc : sizes) {
-        size_rows.push_back({num(sc.n), shapeName(sc.shape), num(tilesOf(sc.n, tileOf(sc.shape))),
-                             inputText<float>(sc.n), inputText<int>(sc.n), sc.why});
-    }
-    std::printf("Checks: every size below, float32 and int32, exclusive and inclusive, against the CPU\n");
-    printTable({"n", "tile", "tiles", "float32 input", "int32 input", "why"}, size_rows);
-    checkType<float>(sizes, seed, buf, st, gate, rows);
-    checkType<int>(sizes, seed, buf, st, gate, rows);
-    printTable({"n", "tile", "type", "scan", "mismatches", "first bad", "should be", "is", "diagnosis", "gated"}, rows);
-}
-
-// ---- host side: the never-hang suite -----------------------------------------
-
-template <typename T>
-static void stressType(size_t n, const std::vector<Shape>& shapes, uint64_t seed, Buffers& buf, LookbackState& st,
-                       Gate& gate, std::vector<std::vector<std::string>>& rows) {
-    std::vector<T> input, out;
-    makeInput(n, seed, input);
-    upload(input, buf);
-    for (Shape shape : shapes) {
-        const size_t tiles = tilesOf(n, tileOf(shape));
-        const size_t resident = size_t(residentBlocksPerSm(shape)) * size_t(buf.sms);
-        for (bool inclusive : {false, true}) {
-            const std::string what = std::string("stress: ") + typeName<T>() + " " + scanName(inclusive) + " n=" +
-                                     num(n) + " tile " + shapeName(shape);
-            const Check once = runChecked(shape, inclusive, input, buf, st, out, what.c_str());
-            // kStressRepeats more, back to back with no host wait between them: each
-            // must find the counter reset by the previous launch's last ticket and
-            // ignore the previous epoch's descriptors.
-            poison(buf.out, n * sizeof(T));
-            for (int r = 0; r < kStressRepeats; ++r) {
-                lookbackScan(shape, inclusive, static_cast<const T*>(buf.in), static_cast<T*>(buf.out), n, st);
-            }
-            const std::string what_repeated = what + " (" + num(kStressRepeats) + " back to back)";
-            waitForStream(what_repeated.c_str());
-            copyBack(out, static_cast<const T*>(buf.out), n);
-            const Check repeated = checkScan(input, out, inclusive, tileOf(shape));
-            const bool once_ok = gate.record(what, once);
-            const bool repeated_ok = gate.record(what_repeated, repeated);
-            const bool ok = once_ok && repeated_ok;
-            const Check& shown = once.mismatches ? once : repeated;
-            rows.push_back({pow2Name(n), shapeName(shape), num(tiles), num(resident),
-                            fmt("%.0fx", double(tiles) / double(std::max<size_t>(resident, 1))), typeName<T>(),
-                            scanName(inclusive), "1 + " + num(kStressRepeats), num(once.mismatches + repeated.mismatches),
-                            shown.mismatches ? num(shown.first) : "-", diagnose(shown), ok ? "pass" : "FAIL"});
-        }
-    }
-}
-
-static void runStress(uint64_t seed, Buffers& buf, LookbackState& st, Gate& gate) {
-    std::printf("Stress: grids of far more tiles than can be resident; %s\n",
-                g_timeout_s > 0 ? ("every launch under the " + num(unsigned(g_timeout_s)) + " s watchdog").c_str()
-                                : "no watchdog (--timeout 0)");
-    std::printf("(\"resident\" = blocks per SM from the occupancy calculator x %d SMs. Had tiles been taken by\n"
-                "blockIdx.x rather than by ticket, a tile could spin on a predecessor with no SM yet: grids this\n"
-                "much larger than what fits at once are where that hang would show)\n",
-                buf.sms);
-    std::vector<std::vector<std::string>> rows;
-    const size_t mid = (size_t(1) << 24) + 7;
-    stressType<float>(mid, {Shape::Tiny}, seed, buf, st, gate, rows);
-    stressType<int>(mid, {Shape::Tiny}, seed, buf, st, gate, rows);
-    stressType<float>(kBig, {Shape::Tiny, Shape::Small, Shape::Tuned}, seed, buf, st, gate, rows);
-    stressType<int>(kBig, {Shape::Tiny, Shape::Small, Shape::Tuned}, seed, buf, st, gate, rows);
-    printTable({"n", "tile", "tiles", "resident", "tiles/resident", "type", "scan", "launches", "mismatches",
-                "first bad", "diagnosis", "gated"},
-               rows);
-}
-
-// ---- host side: timing against the copy and CUB ------------------------------
-
-struct TimedRow {
-    size_t n;
-    const char* type;
-    bool inclusive;
-    double of_copy;
-    double vs_cub;
-};
-
-template <typename T>
-static void benchType(size_t n, uint64_t seed, int reps, double copy_ms, Buffers& buf, LookbackState& st, Gate& gate,
-                      std::vector<std::vector<std::string>>& rows, std::vector<TimedRow>& summary, FILE* csv) {
-    std::vector<T> input, out;
-    makeInput(n, seed, input);
-    upload(input, buf);
-    const T* d_in = static_cast<const T*>(buf.in);
-    T* d_out = static_cast<T*>(buf.out);
-    const double bytes = 2.0 * double(n) * sizeof(T);
-    const double copy_gbs = gbPerSecond(bytes, copy_ms);
-    for (bool inclusive : {false, true}) {
-        const std::string what = std::string("timed ") + typeName<T>() + " " + scanName(inclusive) + " n=" + num(n);
-        const Check mine = runChecked(Shape::Tuned, inclusive, input, buf, st, out, what.c_str());
-        poison(buf.out, n * sizeof(T));
-        cubScan(inclusive, buf.cub_temp, buf.cub_temp_bytes, d_in, d_out, n);
-        waitForStream("CUB");
-        copyBack(out, static_cast<const T*>(d_out), n);
-        const Check lib = checkScan(input, out, inclusive, std::max<size_t>(n, 1));  // one tile: the whole array
-        poison(buf.out, n * sizeof(T));
-        thrustScan(inclusive, d_in, d_out, n);
-        waitForStream("Thrust");
-        copyBack(out, static_cast<const T*>(d_out), n);
-        const Check thr = checkScan(input, out, inclusive, std::max<size_t>(n, 1));
-        const bool mine_ok = gate.record(what, mine);
-        const bool lib_ok = gate.record(what + " (CUB)", lib);
-        const bool thrust_ok = gate.record(what + " (Thrust)", thr);
-        const bool ok = mine_ok && lib_ok && thrust_ok;
-
-        const float ms = medianMs(buf, reps, what.c_str(), [&] { lookbackScan(Shape::Tuned, inclusive, d_in, d_out, n, st); });
-        const float cub_ms = medianMs(buf, reps, "CUB", [&] { cubScan(inclusive, buf.cub_temp, buf.cub_temp_bytes, d_in, d_out, n); });
-        const float thrust_ms = medianMs(buf, reps, "Thrust", [&] { thrustScan(inclusive, d_in, d_out, n); });
-        const double gbs = gbPerSecond(bytes, ms), cub_gbs = gbPerSecond(bytes, cub_ms);
-        if (csv != nullptr) {
-            const double thrust_gbs = gbPerSecond(bytes, thrust_ms);
-            for (const auto& [impl, t, g] : {std::tuple<const char*, double, double>{"look-back", ms, gbs},
-                                             {"CUB", cub_ms, cub_gbs}, {"Thrust", thrust_ms, thrust_gbs}}) {
-                std::fprintf(csv, "%zu,%s,%s,%s,%.5f,%.1f,%.1f\n", n, typeName<T>(), scanName(inclusive), impl, t, g,
-                             copy_gbs);
-            }
-        }
-        rows.push_back({pow2Name(n), typeName<T>(), scanName(inclusive), ok ? "pass" : "FAIL", fmt("%.1f", copy_gbs),
-                        fmt("%.4f", ms), fmt("%.1f", gbs), fmt("%.2f", gbs / copy_gbs), fmt("%.4f", cub_ms),
-                        fmt("%.1f", cub_gbs), fmt("%.2f", cub_gbs / copy_gbs), fmt("%.2f", gbPerSecond(bytes, thrust_ms) / copy_gbs),
-                        fmt("%.2fx", cub_ms / ms)});
-        summary.push_back({n, typeName<T>(), inclusive, gbs / copy_gbs, double(cub_ms) / double(ms)});
-    }
-}
-
-static void runTiming(const Options& opt, uint64_t seed, Buffers& buf, LookbackState& st, Gate& gate) {
-    std::vector<size_t> sizes;
-    if (opt.time_log2 != 0) {
-        sizes.push_back(size_t(1) << opt.time_log2);
-    } else if (opt.bench) {
-        for (int p = opt.bench_min; p <= 28; ++p) sizes.push_back(size_t(1) << p);
-    } else {
-        sizes.push_back(kDefaultTimedN);
-    }
-    std::printf("Timing: median of %d after %d warm-up runs, device events, the L2 cleaned before every repetition.\n"
-                "GB/s counts n * 4 bytes read + n * 4 written; \"copy\" is cudaMemcpyAsync device to device of the\n"
-                "same bytes, measured in this run; \"vs CUB\" is CUB's time / the look-back scan's time\n",
-                opt.reps, kWarmups);
-    std::vector<std::vector<std::string>> rows;
-    std::vector<TimedRow> summary;
-    FILE* csv = nullptr;
-    if (!opt.csv.empty()) {
-        csv = std::fopen(opt.csv.c_str(), "w");
-        if (csv == nullptr) {
-            std::fprintf(stderr, "lookback_scan: cannot write %s: %s\n", opt.csv.c_str(), std::strerror(errno));
-            std::exit(kExitFail);
-        }
-        std::fprintf(csv, "n,type,scan,implementation,ms,gb_per_s,copy_gb_per_s\n");
-    }
-    for (size_t n : sizes) {
-        const size_t bytes = n * sizeof(float);
-        const float copy_ms = medianMs(buf, opt.reps, "copy", [&] {
-            CUDA_CHECK(cudaMemcpyAsync(buf.out, buf.in, bytes, cudaMemcpyDeviceToDevice));
-        });
-        if (csv != nullptr) std::fprintf(csv, "%zu,-,-,copy,%.5f,%.1f,%.1f\n", n, copy_ms, gbPerSecond(2.0 * bytes, copy_ms), gbPerSecond(2.0 * bytes, copy_ms));
-        benchType<float>(n, seed, opt.reps, copy_ms, buf, st, gate, rows, summary, csv);
-        benchType<int>(n, seed, opt.reps, copy_ms, buf, st, gate, rows, summary, csv);
-    }
-    if (csv != nullptr && std::fclose(csv) != 0) {
-        std::fprintf(stderr, "lookback_scan: writing %s failed\n", opt.csv.c_str());
-        std::exit(kExitFail);
-    }
-    printTable({"n", "type", "scan", "check", "copy GB/s", "look-back ms", "GB/s", "of copy", "CUB ms", "CUB GB/s",
-                "CUB of copy", "Thrust of copy", "vs CUB"},
-               rows);
-
-    // Where the H200 targets stand (read by a person, never gated: timing varies).
-    std::vector<std::vector<std::string>> target_rows;
-    const TimedRow* slowest = nullptr;
-    for (const TimedRow& r : summary) {
-        if (slowest == nullptr || r.vs_cub < slowest->vs_cub) slowest = &r;
-        if (r.n != kBig) continue;
-        const std::string which = std::string(r.type) + " " + scanName(r.inclusive) + " at 2^28";
-        target_rows.push_back({which, ">= 0.90 of copy", fmt("%.2f", r.of_copy), r.of_copy >= 0.90 ? "met" : "not met"});
-        target_rows.push_back({which, ">= 1.15x CUB", fmt("%.2fx", r.vs_cub), r.vs_cub >= 1.15 ? "met" : "not met"});
-    }
-    if (slowest != nullptr && opt.bench) {
-        target_rows.push_back({"every row from 2^22 up", "no slower than CUB",
-                               fmt("%.2fx", slowest->vs_cub) + " (slowest: " + pow2Name(slowest->n) + " " + slowest->type +
-                                   " " + scanName(slowest->inclusive) + ")",
-                               slowest->vs_cub >= 1.0 ? "met" : "not met"});
-    }
-    if (!target_rows.empty()) {
-        std::printf("Targets (informational, not gated):\n");
-        printTable({"what", "target", "measured", "status"}, target_rows);
-    }
-}
-
-// ---- main --------------------------------------------------------------------
-
-int main(int argc, char** argv) {
-    Options opt = parseOptions(argc, argv);
-    if (!opt.seed_given) {
-        uint64_t clock_state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
-        opt.seed = splitmix64(clock_state) % 1000000;  // short enough to retype
-    }
-    g_timeout_s = opt.timeout_s;
-
-    cudaFuncAttributes attr{};
-    const cudaDeviceProp prop = openDevice(attr);
-    Buffers buf;
-    buf.sms = prop.multiProcessorCount;
-    prepareKernels();
-    const int resident = residentBlocksPerSm(Shape::Tuned);
-
-    std::printf("GPU: %s (compute capability %d.%d), warp size %d, %d SMs, L2 cache %d MiB\n", prop.name, prop.major,
-                prop.minor, prop.warpSize, prop.multiProcessorCount, prop.l2CacheSize >> 20);
-    std::printf("Kernel: lookback_scan, %d threads x %d items = %d-element tiles, %s%s\n"
-                "        look-back window %d tiles, pauses %u ns before the first read and %u ns between reads;\n"
-                "        %d registers a thread; %d blocks per SM resident = %d tiles in flight\n",
-                kThreads, kItems, TunedShape::kTile, TunedShape::kChunk == 4 ? "16-byte float4/int4 loads and stores" : "scalar loads and stores",
-                kStreaming ? " (streaming hints)" : "", kLookbackWindow, kFirstSleepNs, kSpinSleepNs, attr.numRegs, resident,
-                resident * prop.multiProcessorCount);
-    std::printf("Seed: %" PRIu64 " (--seed %" PRIu64 " reproduces the inputs and the random sizes)\n", opt.seed, opt.seed);
-    std::printf("Exactness: float32 inputs sum to at most 2^24 over the whole array, so every float sum is exact;\n"
-                "int32 inputs are 0..3, so every sum is below 2^31. Every comparison is exact (!=).\n\n");
-
-    // Everything on the device is allocated here, before anything is timed.
-    size_t max_n = (size_t(1) << 24) + 1;
-    if (opt.quick) max_n = size_t(1) << 21;
-    if (opt.full || opt.bench || opt.stress || opt.time_log2 > 24) max_n = kBig;
-    size_t max_tiles = tilesOf(max_n, TunedShape::kTile);
-    if (opt.stress) max_tiles = tilesOf(kBig, TinyShape::kTile);
-    max_tiles = std::max(max_tiles, tilesOf((size_t(1) << 20) + 3, TinyShape::kTile));
-    buf.elements = max_n;
-    CUDA_CHECK(cudaMalloc(&buf.in, max_n * sizeof(float)));
-    CUDA_CHECK(cudaMalloc(&buf.out, max_n * sizeof(float)));
-    LookbackState st;
-    st.reserve(max_tiles);
-    if (opt.timed()) {
-        const size_t timed_max = opt.bench || opt.time_log2 > 24 ? kBig : kDefaultTimedN;
-        buf.cub_temp_bytes = std::max(cubTempBytes<float>(timed_max), cubTempBytes<int>(timed_max));
-        CUDA_CHECK(cudaMalloc(&buf.cub_temp, std::max<size_t>(buf.cub_temp_bytes, 1)));
-        buf.flush_words = std::max<size_t>(2 * size_t(prop.l2CacheSize), size_t(8) << 20) / sizeof(int4);
-        CUDA_CHECK(cudaMalloc(&buf.flush, buf.flush_words * sizeof(int4)));
-        CUDA_CHECK(cudaMemset(buf.flush, 0, buf.flush_words * sizeof(int4)));
-        CUDA_CHECK(cudaMalloc(&buf.sink, sizeof(int)));
-    }
-
-    Gate gate;
-    runChecks(opt, opt.seed, buf, st, gate);
-    if (opt.stress) runStress(opt.seed, buf, st, gate);
-    if (opt.timed()) runTiming(opt, opt.seed, buf, st, gate);
-
-    st.release();
-    CUDA_CHECK(cudaFree(buf.in));
-    CUDA_CHECK(cudaFree(buf.out));
-    if (buf.cub_temp != nullptr) CUDA_CHECK(cudaFree(buf.cub_temp));
-    if (buf.flush != nullptr) CUDA_CHECK(cudaFree(buf.flush));
-    if (buf.sink != nullptr) CUDA_CHECK(cudaFree(buf.sink));
-
-    if (!gate.failures.empty()) {
-        constexpr size_t kListed = 12;
-        std::printf("gated mismatches:\n");
-        for (size_t f = 0; f < std::min(kListed, gate.failures.size()); ++f) std::printf("  %s\n", gate.failures[f].c_str());
-        if (gate.failures.size() > kListed) std::printf("  ... and %zu more (every one is in the tables above)\n", gate.failures.size() - kListed);
-        std::printf("\n");
-        if (gate.no_carry == gate.failures.size()) {
-            std::printf("FAILED: %zu of %d gated checks mismatched; every tile after the first got no carry from its "
-                        "predecessors: write the look-back in lookback_exclusive_prefix (the TODO region)\n",
-                        gate.failures.size(), gate.checks);
-        } else {
-            std::printf("FAILED: %zu of %d gated checks mismatched; first: %s; look at lookback_exclusive_prefix "
-                        "(the TODO region) first\n",
-                        gate.failures.size(), gate.checks, gate.failures.front().c_str());
-        }
-        return kExitFail;
-    }
-    std::printf("all %d gated checks passed: the single-pass look-back scan matched the CPU exactly at every size\n",
-                gate.checks);
-    return kExitPass;
 }

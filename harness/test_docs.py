@@ -5,7 +5,8 @@ marked bash (every line), fenced blocks of program output (the lines starting wi
 and indented blocks. Each command is read from the directory its document is about
 (DOC_DIRS) and checked statically: every make target exists in the Makefile it reaches,
 every script and program it runs exists (a built binary under build/ is traced to the
-source file it is built from), every --flag it passes is one that program accepts, and
+source file it is built from, and a stretch drill's kernel file to its bench program too),
+every --flag it passes is one that program accepts, and
 every other path it names exists (outputs, placeholders and shell variables aside).
 The commands that need no GPU and run in seconds (RUNS) are then run, as shown, in a
 fresh clone: each must exit with its documented status and leave no file outside build/.
@@ -177,6 +178,17 @@ def source_of(program: Path) -> Path | None:
     return None
 
 
+def bench_of(source: Path) -> Path | None:
+    """The bench program a stretch drill's kernel file is built into (exercises/bench/, shared by the
+    starter and the answer), or None."""
+    if source.parent not in (REPO / "exercises", REPO / "solutions"):
+        return None
+    stem, suffix = (source.name[:-len("_hip.cpp")], "_hip.cpp") if source.name.endswith("_hip.cpp") else \
+        (source.stem, source.suffix)
+    bench = REPO / "exercises" / "bench" / f"{stem}_bench{suffix}"
+    return bench if bench.is_file() else None
+
+
 def check(command: Command) -> list[str]:
     """What is wrong with one command: names that do not exist."""
     problems = []
@@ -218,6 +230,9 @@ def check(command: Command) -> list[str]:
         if source is None:
             return [f"{program}: no such file, and no source it is built from"]
         text = source.read_text(errors="replace")
+        bench = bench_of(source)
+        if bench is not None:  # a stretch drill's kernel file: its flags are its bench program's
+            text += bench.read_text(errors="replace")
         if source.suffix == ".py":  # argparse adds --help; a script's subcommands may live in its package
             text += '"--help"' + "".join(p.read_text(errors="replace") for p in source.parent.glob("*/*.py"))
         for arg in args:

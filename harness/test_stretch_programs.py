@@ -1,7 +1,14 @@
 """The stretch drills' programs (exercises/ and solutions/ 04-06, CUDA and HIP) and drill 05's library benchmark.
 
-CPU: every file builds (sm_90 without warnings, the look-back knobs the README measures,
-gfx90a for HIP), and each starter differs from its solution only inside the TODO region.
+Each drill is a short kernel file (what the student writes and calls: the starter in
+exercises/, the answer in solutions/) and one bench program per language in
+exercises/bench/ (the checks, the stress suite, the watchdog, the library comparisons,
+main), which #includes the kernel file SUBMISSION names.
+CPU: every file builds (sm_90 without warnings, drill 05's tuning experiments in
+solutions/experiments/ with the knobs its header measures, gfx90a for HIP); each
+starter differs from its solution only inside the TODO region; the kernel files keep
+their budgets (300 lines, the TODO by line 150, a header of 30 comment lines) and hold
+no host program; each bench's default SUBMISSION is the starter next to it.
 GPU: each solution passes its own checks and each starter fails naming its TODO; the
 look-back at 2^28 and under its never-hang stress; every solution clean under the four
 compute-sanitizer tools; the library benchmark's command line, its committed H200 CSV,
@@ -58,20 +65,76 @@ def test_every_stretch_program_builds_for_sm90_without_warnings(stretch_build):
             assert (stretch_build / folder / "cuda" / name).is_file(), (folder, name)
 
 
+VARIANTS05 = REPO / "solutions" / "experiments" / "05_lookback_variants.cu"
+BENCH05 = REPO / "exercises" / "bench" / "05_lookback_scan_bench.cu"
+
+
 @pytest.mark.cuda
 @pytest.mark.slow
-@pytest.mark.parametrize("knobs", [["-DLOOKBACK_STAGED=1", "-DLOOKBACK_MIN_BLOCKS=12", "-DLOOKBACK_ITEMS=32"],
-                                   ["-DLOOKBACK_SPECULATE=1"]], ids=["staged-fastest", "speculate"])
-def test_the_lookback_knob_builds_the_readme_measures_still_build_without_warnings(knobs, tmp_path):
-    """The ablation table and the drill's header name these compile lines; they must keep working."""
-    import subprocess
-
+@pytest.mark.parametrize("knobs", [[], ["-DLOOKBACK_STAGED=1", "-DLOOKBACK_MIN_BLOCKS=12", "-DLOOKBACK_ITEMS=32"],
+                                   ["-DLOOKBACK_SPECULATE=1"], ["-DLOOKBACK_STREAMING=1", "-DLOOKBACK_THREADS=256",
+                                                                "-DLOOKBACK_ITEMS=16", "-DLOOKBACK_SLEEP_NS=0"]],
+                         ids=["defaults", "staged-fastest", "speculate", "streaming-256x16-no-pause"])
+def test_the_lookback_experiments_build_through_the_bench_without_warnings(knobs, tmp_path):
+    """The experiments file's header and the ablation table name these compile lines: the variants
+    kernel file through drill 05's bench, knobs on the command line. They must keep working."""
     out = tmp_path / "05"
+    text = VARIANTS05.read_text()
+    for knob in knobs:
+        assert knob.split("=")[0][2:] in text, f"{knob}: no such knob in {VARIANTS05.name}"
     proc = subprocess.run([env.require_nvcc(), "-std=c++17", "-O3", "-arch=sm_90", "-Xcompiler", "-Wall,-Wextra",
-                           *knobs, "-o", str(out), str(REPO / "solutions" / "05_lookback_scan.cu")],
+                           f'-DSUBMISSION="{VARIANTS05}"', *knobs, "-o", str(out), str(BENCH05)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and out.is_file(), proc.stderr
     assert "warning" not in proc.stderr.lower(), proc.stderr
+
+
+def test_the_tuning_knobs_left_the_students_files():
+    """The answer keeps the chosen defaults; the knobs and the staged kernel live in the experiments."""
+    for folder in ("exercises", "solutions"):
+        for suffix in (".cu", "_hip.cpp"):
+            text = (REPO / folder / f"05_lookback_scan{suffix}").read_text()
+            assert "LOOKBACK_" not in text and "staged" not in text and "#ifndef" not in text, (folder, suffix)
+    text = VARIANTS05.read_text()
+    for knob in ("THREADS", "ITEMS", "FIRST_SLEEP_NS", "SLEEP_NS", "STAGED", "SPECULATE", "MIN_BLOCKS", "STREAMING"):
+        assert f"#ifndef LOOKBACK_{knob}\n" in text, knob
+    assert "lookback_scan_staged" in text and "of copy" in text  # the staged kernel and its measurements
+
+
+KERNEL_FILES = [(name, suffix) for name in STRETCH for suffix in (".cu", "_hip.cpp")]
+
+
+def bench_of(name: str, suffix: str) -> Path:
+    return REPO / "exercises" / "bench" / f"{name}_bench{suffix}"
+
+
+@pytest.mark.parametrize("name, suffix", KERNEL_FILES, ids=[f"{n}{s}" for n, s in KERNEL_FILES])
+def test_stretch_starters_hold_what_the_student_writes_and_calls_within_their_budgets(name, suffix):
+    """A starter is its kernel file: a short header, the helpers, the TODO early, the kernels;
+    300 lines at most, the TODO by line 150, a header of 30 comment lines at most, no host program."""
+    for folder in ("exercises", "solutions"):
+        path = REPO / folder / f"{name}{suffix}"
+        lines = path.read_text().splitlines()
+        header = next(i for i, line in enumerate(lines) if not line.startswith("//"))
+        assert header <= 30, f"{path.relative_to(REPO)}: a header of {header} comment lines (30 at most)"
+        todo = next(i + 1 for i, line in enumerate(lines) if re.search(r"TODO.*\bbegins?\b", line))
+        if folder == "exercises":
+            assert len(lines) <= 300, f"{path.relative_to(REPO)}: {len(lines)} lines (300 at most)"
+            assert todo <= 150, f"{path.relative_to(REPO)}: the TODO region begins at line {todo} (150 at most)"
+        text = "\n".join(lines)
+        for host in ("int main(", "printTable", "splitmix64", "cub::", "thrust::", "rocprim::", "_CHECK(",
+                     "#include <cstdio>"):
+            assert host not in text, f"{path.relative_to(REPO)} holds {host!r}: host code belongs in the bench"
+        assert f"bench/{name}_bench{suffix}" in text, f"{path.relative_to(REPO)}: its header names no bench"
+
+
+@pytest.mark.parametrize("name, suffix", KERNEL_FILES, ids=[f"{n}{s}" for n, s in KERNEL_FILES])
+def test_each_bench_includes_the_starter_next_to_it_by_default(name, suffix):
+    text = bench_of(name, suffix).read_text()
+    found = re.search(r'#ifndef SUBMISSION\n#define SUBMISSION "([^"]+)"\n#endif\n#include SUBMISSION\n', text)
+    assert found, f"{bench_of(name, suffix).name}: no default SUBMISSION"
+    assert (bench_of(name, suffix).parent / found.group(1)).resolve() == REPO / "exercises" / f"{name}{suffix}"
+    assert text.count("int main(") == 1
 
 
 @pytest.mark.hip
@@ -88,6 +151,7 @@ def test_every_stretch_hip_program_builds_for_gfx90a(tmp_path):
 
 @pytest.mark.parametrize("name", STRETCH)
 def test_starter_and_solution_differ_only_inside_the_todo_region(name):
+    """The kernel files: the bench is one file, shared by both."""
     import difflib
 
     for suffix in (".cu", "_hip.cpp"):

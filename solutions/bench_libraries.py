@@ -3,7 +3,8 @@
 
 Rows, for n = 2^16 .. 2^28:
   copy           cudaMemcpyAsync device to device of the same bytes (the ceiling)
-  look-back      solutions/05_lookback_scan.cu, the single-pass scan (float32 and int32)
+  look-back      solutions/05_lookback_scan.cu, the single-pass scan (float32 and int32), built
+                 into drill 05's bench program (exercises/bench/05_lookback_scan_bench.cu)
   CUB, Thrust    cub::DeviceScan::{Exclusive,Inclusive}Sum and thrust::{exclusive,inclusive}_scan,
                  timed by the same program, in the same way
   3-phase 256x1  a05-scan/cuda/scan.cu Part 3 at its default shape (one element a thread)
