@@ -64,7 +64,8 @@ STRETCH = {"drill04", "drill05", "drill06"}
 USAGE = ("python3 harness/grade.py EXERCISE SUBMISSION [--seed S] [--json results.json] "
          "[--mode self-study|course] [--require-sandbox] [--keep DIR]\n"
          "       python3 harness/grade.py class CLASS_DIR --out OUT_DIR [--jobs N] [--seed S] "
-         "[--mode course|self-study] [--shard I/N] [--force] [--require-sandbox]\n"
+         "[--mode course|self-study] [--shard I/N] [--force] [--require-sandbox] [--only NAME]... "
+         "[--config FILE]\n"
          "       python3 harness/grade.py merge OUT_DIR... --out DIR\n"
          "       python3 harness/grade.py --list")
 

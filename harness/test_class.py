@@ -218,7 +218,9 @@ def test_the_class_is_graded_and_the_csv_cells_are_exact(graded):
     text = (out / "grades.csv").read_text(encoding="utf-8")
     table = list(csv.reader(io.StringIO(text)))
     assert table[0] == ["student", "day31", "drill01", "drill02", "drill03", "total", "maximum", "note"]
-    assert table[1:] == [[student, *cells] for student, cells in sorted(expected.items())]
+    # natural order, case folded, the same under every locale (Python's sorted() would put "Zoë" first)
+    order = ["compile error", "complete", "empty", "hostile fork", "hostile proc", "partial", "starter", SPECIAL]
+    assert table[1:] == [[student, *expected[student]] for student in order]
     assert f'\n"{SPECIAL}",0,' in text  # the comma is quoted, so a spreadsheet keeps one cell
 
 
@@ -267,12 +269,15 @@ def test_hostile_submissions_change_nothing_outside_their_sandbox(graded):
     assert snapshot(klass) == before  # the class folder is read, never written
     written = {str(p.relative_to(out)) for p in out.rglob("*") if p.is_file()}
     students = rows(out / "grades.csv")
-    assert written == {"grades.csv", "class.json"} | {f"{s}/{name}" for s in students
+    assert written == {"grades.csv", "class.json", *BOOKS} | {f"{s}/{name}" for s in students
                                                       for name in ("results.json", "report.txt", "state.json")}
     assert "mallory" not in (out / "grades.csv").read_text()
     if classroom_isolation() != "full":  # without bubblewrap the proc snooper can see the grader
         pytest.skip("this machine cannot isolate submissions; the /proc and file checks need bubblewrap")
     assert float(students["hostile proc"]["drill01"]) == maxima(out)["drill01"]
+
+
+BOOKS = ("canvas.csv", "gradescope.csv", "summary.md", "summary.csv", "total-scores.png")
 
 
 def classroom_isolation() -> str:
@@ -337,6 +342,8 @@ def test_shards_merged_equal_the_whole_class_and_mismatches_are_refused(graded, 
     merged = grade("merge", *shards, "--out", tmp_path / "merged")
     assert merged.returncode == EXIT_PASS, merged.stderr
     assert (tmp_path / "merged" / "grades.csv").read_text() == (out / "grades.csv").read_text()
+    for name in ("summary.md", "summary.csv", "canvas.csv", "gradescope.csv"):  # merge writes them too
+        assert (tmp_path / "merged" / name).read_text() == (out / name).read_text(), name
     for student in names:
         assert ((tmp_path / "merged" / student / "results.json").read_bytes()
                 == (shards[names.index(student) % 2] / student / "results.json").read_bytes())
@@ -810,7 +817,9 @@ def _strict_utf8(folder: Path) -> None:
                 walk(v)
 
     for path in folder.rglob("*"):
-        if path.is_file():
+        if path.is_file() and path.suffix == ".png":  # the summary's picture: binary by nature
+            assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", path
+        elif path.is_file():
             text = path.read_bytes().decode("utf-8")
             if path.suffix == ".json":
                 walk(json.loads(text))
@@ -908,3 +917,296 @@ def test_an_ordinary_user_grades_a_class_with_unreadable_files_and_folders():
             if path.exists():
                 path.chmod(0o755)
         shutil.rmtree(world, ignore_errors=True)
+
+
+# ---- what a large class's instructor reaches for (issue 23) -------------------------------------
+
+from scanlab import class_tools  # noqa: E402
+
+
+@pytest.mark.slow
+def test_the_summary_gives_each_exercises_scores_and_the_classs_commonest_mistakes(graded):
+    _, out, result, _, _ = graded
+    assert result.returncode == EXIT_PASS, result.stderr
+    summary = (out / "summary.md").read_text(encoding="utf-8")
+    assert "8 students." in summary
+    for exercise in FILES:
+        assert f"## {exercise}\n" in summary, exercise
+    # drill01: complete, partial, starter, compile error, two hostile ones and Zoë submitted it
+    assert "7 submitted, 7 graded: mean" in summary, summary
+    table = list(csv.DictReader(io.StringIO((out / "summary.csv").read_text(encoding="utf-8"))))
+    by = {(r["exercise"], r["check"]): r for r in table}
+    assert by[("total", "")]["graded"] == "8" and by[("total", "")]["maximum"] == cell(sum(maxima(out).values()))
+    assert by[("drill01", "")]["graded"] == "7" and by[("drill01", "")]["max"] == cell(maxima(out)["drill01"])
+    assert by[("drill01", "builds")]["failed"] == "1"  # the compile error alone
+    assert by[("drill01", "exclusive_to_inclusive")]["failed"] == "2"  # the starter and the compile error
+    # the starter's failure has a likely cause, and it is counted
+    starter = json.loads((out / "starter" / "state.json").read_text())["exercises"]["drill01"]["checks"]
+    causes = [c for check in starter if check["name"] == "exclusive_to_inclusive" for c in check["causes"]]
+    assert causes, starter
+    assert by[("drill01", "exclusive_to_inclusive")]["commonest_cause"] == causes[0]
+    assert f"| exclusive_to_inclusive | 2 of 7 | {causes[0]}" in summary, summary
+    assert "```\n  [    0," in summary  # a text histogram
+    assert (out / "total-scores.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # similarity: three copies of the solution are flagged; the starter (nothing of its own) never is
+    for a, b in (("complete", "partial"), ("complete", SPECIAL), ("partial", SPECIAL)):
+        assert f"- drill01: {a} and {b}: 1.00" in summary, summary
+    assert not [line for line in summary.splitlines() if line.startswith("- ") and "starter" in line], summary
+    assert "scores are never changed" in summary
+
+
+def test_without_matplotlib_the_summary_says_so_and_nothing_fails(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # `import matplotlib` now raises ImportError
+    states = {f"s{k}": {"exercises": {"drill03": {"status": "graded", "score": float(k), "checks": [
+        {"name": "hs_levels_1024", "passed": k > 1, "causes": ["off by one level"]}]}}} for k in range(4)}
+
+    def write(path, text):
+        path.write_text(text)
+
+    assert class_tools.write_summary(tmp_path, states, {"drill03": 25.0}, write) == ["summary.md", "summary.csv"]
+    summary = (tmp_path / "summary.md").read_text()
+    assert "matplotlib cannot be imported here" in summary and not (tmp_path / "total-scores.png").exists()
+    assert "| hs_levels_1024 | 2 of 4 | off by one level (2) |" in summary, summary
+    assert "4 graded: mean 1.5, median 1.5, min 0, max 3 (of 25)" in summary, summary
+
+
+def test_names_sort_naturally_and_the_same_under_every_locale():
+    names = ["student10", "Student2", "student1", "Émile", "alice", "Bob"]
+    assert sorted(names, key=class_tools.natural_key) == ["alice", "Bob", "student1", "Student2", "student10",
+                                                          "Émile"]
+
+
+def test_similarity_ignores_comments_layout_and_the_starter(tmp_path):
+    starter = (STARTERS / FILES["drill02"]).read_text()
+    solution = (SOLUTIONS / FILES["drill02"]).read_text()
+    relaid = "/* mine, honest */\n" + solution.replace("\n", "\n\n  ").replace(") {", ")\n{") + "// the end\n"
+    base = class_tools.fingerprints(starter)
+    assert class_tools.fingerprints(relaid) == class_tools.fingerprints(solution)
+    mine = sorted(class_tools.fingerprints(solution) - base)
+    assert len(mine) >= class_tools.SIMILARITY_MIN_PRINTS
+    assert not sorted(class_tools.fingerprints(starter) - base)  # an untouched starter has nothing of its own
+    other = sorted(class_tools.fingerprints((SOLUTIONS / FILES["drill01"]).read_text()))
+    pairs = class_tools.similar_pairs({"a": mine, "b": list(mine), "c": other, "d": []})
+    assert [(a, b) for _, a, b, _ in pairs] == [("a", "b")] and pairs[0][0] == 1.0
+
+
+def small_class(root: Path, students: dict[str, dict[str, Path]]) -> Path:
+    klass = root / "class"
+    for student, files in students.items():
+        (klass / student).mkdir(parents=True)
+        for exercise, source in files.items():
+            shutil.copy(source, klass / student / FILES[exercise])
+    return klass
+
+
+@pytest.mark.slow
+def test_only_regrades_the_named_students_and_an_unknown_name_is_status_2(tmp_path):
+    klass = small_class(tmp_path, {"ann": {"drill03": STARTERS / FILES["drill03"]},
+                                   "ben": {"drill03": STARTERS / FILES["drill03"]},
+                                   "cy": {"drill03": SOLUTIONS / FILES["drill03"]}})
+    out = tmp_path / "out"
+    assert grade("class", klass, "--out", out, "--seed", SEED).returncode == EXIT_PASS
+    before = snapshot(out)
+    for who in ("ann", "ben"):  # both change; only ann is asked for
+        shutil.copy(SOLUTIONS / FILES["drill03"], klass / who / FILES["drill03"])
+    proc = grade("class", klass, "--out", out, "--only", "ann", "--only", "cy")
+    assert proc.returncode == EXIT_PASS, proc.stderr
+    after, top = snapshot(out), cell(maxima(out)["drill03"])
+    graded = rows(out / "grades.csv")
+    assert graded["ann"]["drill03"] == top and graded["ben"]["drill03"] == "0", graded  # ben left as he was
+    assert after["ben/state.json"] == before["ben/state.json"]
+    assert after["cy/state.json"][1] != before["cy/state.json"][1]  # unchanged, regraded all the same
+    assert list(graded) == ["ann", "ben", "cy"]
+    unknown = grade("class", klass, "--out", out, "--only", "ann", "--only", "nobody")
+    assert unknown.returncode == EXIT_USAGE and "--only: no student named 'nobody'" in unknown.stderr, unknown.stderr
+    assert snapshot(out)["ann/state.json"] == after["ann/state.json"]
+
+
+@pytest.mark.slow
+def test_course_toml_sets_the_options_flags_win_and_a_bad_file_is_status_2(tmp_path):
+    klass = small_class(tmp_path, {"ann": {"drill03": SOLUTIONS / FILES["drill03"],
+                                           "drill01": SOLUTIONS / FILES["drill01"]}})
+    (klass / "course.toml").write_text('mode = "self-study"\nseed = 77\njobs = 1\nexercises = ["drill03"]\n'
+                                       '[points.drill03]\n"serial_adds_1024" = 5\n')
+    out = tmp_path / "out"
+    proc = grade("class", klass, "--out", out)
+    assert proc.returncode == EXIT_PASS, proc.stderr
+    assert "course.toml" not in proc.stderr, proc.stderr  # the course's own file: not "ignored"
+    info = json.loads((out / "class.json").read_text())
+    assert (info["seed"], info["mode"], info["maxima"]) == (77, "self-study", {"drill03": 29.0}), info
+    table = list(csv.reader(io.StringIO((out / "grades.csv").read_text())))
+    assert table == [["student", "drill03", "total", "maximum", "note"], ["ann", "29", "29", "29", ""]], table
+    assert "01_exclusive_to_inclusive.cpp (not graded in this course)" in (out / "ann" / "report.txt").read_text()
+    flags = grade("class", klass, "--out", tmp_path / "flags", "--seed", "78", "--mode", "course")
+    info = json.loads((tmp_path / "flags" / "class.json").read_text())
+    assert flags.returncode == EXIT_PASS and (info["seed"], info["mode"]) == (78, "course"), flags.stderr
+    other = tmp_path / "other.toml"
+    other.write_text('exercises = ["drill01", "drill03"]\n')
+    chosen = grade("class", klass, "--out", tmp_path / "other", "--config", other, "--seed", SEED)
+    assert chosen.returncode == EXIT_PASS, chosen.stderr
+    assert list(rows(tmp_path / "other" / "grades.csv")["ann"])[1:3] == ["drill01", "drill03"]
+    for text, said in (('sed = 1\n', "unknown key 'sed'"), ('seed = "7"\n', "seed must be a int"),
+                       ('jobs = 0\n', "jobs must be a whole number"), ('mode = "exam"\n', "mode must be one of"),
+                       ('exercises = ["drill09"]\n', "exercises must be a list"),
+                       ('[points.drill03]\n"nope" = 1\n', "has no check 'nope'"),
+                       ('[points.drill03]\n"serial_adds_1024" = -1\n', "must be a number >= 0"),
+                       ('seed = \n', "not valid TOML")):
+        (klass / "course.toml").write_text(text)
+        bad = grade("class", klass, "--out", tmp_path / "bad")
+        assert bad.returncode == EXIT_USAGE and said in bad.stderr and "usage:" in bad.stderr, (text, bad.stderr)
+    missing = grade("class", klass, "--out", tmp_path / "bad", "--config", tmp_path / "none.toml")
+    assert missing.returncode == EXIT_USAGE and "cannot be read" in missing.stderr, missing.stderr
+    assert not (tmp_path / "bad" / "grades.csv").exists()
+
+
+def zip_of(path: Path, members: dict[str, bytes], links: dict[str, str] = (), stored: bool = False) -> Path:
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+        for name, target in dict(links).items():
+            info = zipfile.ZipInfo(name)
+            info.external_attr = (0o120777 << 16)
+            z.writestr(info, target)
+    return path
+
+
+def test_hostile_archives_are_refused_and_nothing_is_unpacked_outside(tmp_path, monkeypatch):
+    cases = {
+        "bomb": (zip_of(tmp_path / "bomb.zip", {"a/03_scan_analysis.md": b"0" * (40 << 20)}), "zip bomb"),
+        "dotdot": (zip_of(tmp_path / "dotdot.zip", {"../../escaped.txt": b"x", "ok.md": b"y"}),
+                   "points outside"),
+        "absolute": (zip_of(tmp_path / "abs.zip", {"/tmp/escaped-abs.txt": b"x"}), "points outside"),
+        "link": (zip_of(tmp_path / "link.zip", {}, {"03_scan_analysis.md": "/etc/passwd"}), "a link"),
+        "oversized": (zip_of(tmp_path / "big.zip", {"03_scan_analysis.md": os.urandom(2 << 20)}, stored=True),
+                      "at most 1 MiB is unpacked"),
+        "many": (zip_of(tmp_path / "many.zip", {f"f{k}.txt": b"" for k in range(30)}), "holds 30 entries; at most 20 are unpacked"),
+        "not a zip": (tmp_path / "junk.zip", "cannot be unpacked"),
+    }
+    (tmp_path / "junk.zip").write_bytes(b"PK\x03\x04 not really")
+    monkeypatch.setattr(class_tools, "ZIP_MAX_BYTES", 1 << 20)
+    monkeypatch.setattr(class_tools, "ZIP_MAX_MEMBERS", 20)
+    for name, (archive, said) in cases.items():
+        target = tmp_path / "into" / name
+        target.mkdir(parents=True)
+        with pytest.raises(class_tools.Refused, match=said):
+            class_tools.safe_extract(archive, target)
+        assert not any(target.iterdir()), name  # emptied: nothing half-unpacked is graded
+    assert not (tmp_path / "escaped.txt").exists() and not Path("/tmp/escaped-abs.txt").exists()
+    # a bomb whose header lies about its size is stopped as it is written
+    monkeypatch.setattr(class_tools, "ZIP_MAX_RATIO", 10 ** 9)
+    monkeypatch.setattr(class_tools, "ZIP_MAX_TOTAL", 1 << 20)
+    with pytest.raises(class_tools.Refused, match="zip bomb"):
+        class_tools.safe_extract(cases["bomb"][0], tmp_path / "into" / "bomb")
+    good = zip_of(tmp_path / "good.zip", {"sub/03_scan_analysis.md": b"answers\n"})
+    class_tools.safe_extract(good, tmp_path / "into" / "dotdot")
+    assert (tmp_path / "into" / "dotdot" / "sub" / "03_scan_analysis.md").read_bytes() == b"answers\n"
+
+
+GRADESCOPE_YML = """\
+submission_1001:
+  :submitters:
+  - :name: Ann Lee
+    :email: ann@example.edu
+    :sid: '17'
+  :created_at: 2026-11-02 10:00:00.000000000 -05:00
+  :score: 0.0
+submission_1002:
+  :submitters:
+  - :name: Ben Ode
+    :email: ben@example.edu
+    :sid: '18'
+  - :name: Cy Park
+    :email: cy@example.edu
+    :sid: '19'
+"""
+
+
+def test_gradescope_metadata_is_read_with_or_without_pyyaml():
+    wanted = {"submission_1001": [{"name": "Ann Lee", "email": "ann@example.edu", "sid": "17"}],
+              "submission_1002": [{"name": "Ben Ode", "email": "ben@example.edu", "sid": "18"},
+                                  {"name": "Cy Park", "email": "cy@example.edu", "sid": "19"}]}
+    assert class_tools._read_metadata_plainly(GRADESCOPE_YML) == wanted
+    import yaml  # noqa: F401 - requirements.txt pins it; read_metadata uses safe_load when it imports
+
+    path = Path(tempfile.mkdtemp()) / "submission_metadata.yml"
+    path.write_text(GRADESCOPE_YML)
+    assert class_tools.read_metadata(path) == wanted
+    shutil.rmtree(path.parent)
+
+
+@pytest.mark.slow
+def test_lms_layouts_zip_canvas_and_gradescope_are_graded_and_exported(tmp_path):
+    answers = (SOLUTIONS / FILES["drill03"]).read_bytes()
+    # a folder per student, some holding one .zip (good, a bomb, a ../ member, a link)
+    klass = tmp_path / "zips"
+    for who in ("zipped", "bomb", "dotdot", "link", "student2", "student10"):
+        (klass / who).mkdir(parents=True)
+    zip_of(klass / "zipped" / "hw.zip", {"hw/03_scan_analysis.md": answers, "hw/notes.txt": b"n"})
+    zip_of(klass / "bomb" / "hw.zip", {"03_scan_analysis.md": b"0" * (100 << 20)})
+    zip_of(klass / "dotdot" / "hw.zip", {"../../../escaped.md": b"x", "03_scan_analysis.md": answers})
+    zip_of(klass / "link" / "hw.zip", {}, {"03_scan_analysis.md": "/etc/passwd"})
+    for who in ("student2", "student10"):
+        (klass / who / FILES["drill03"]).write_bytes(answers)
+    out = tmp_path / "zips-out"
+    before = snapshot(klass)
+    proc = grade("class", klass, "--out", out, "--seed", SEED)
+    assert proc.returncode == EXIT_FAIL, proc.stderr  # three refused archives: not graded
+    assert "Traceback" not in proc.stderr
+    graded, top = rows(out / "grades.csv"), cell(maxima(out)["drill03"])
+    assert list(graded) == ["bomb", "dotdot", "link", "student2", "student10", "zipped"]  # natural order
+    assert graded["zipped"]["drill03"] == top, graded["zipped"]
+    assert "drill03: graded (hw.zip: hw/03_scan_analysis.md)" in (out / "zipped" / "report.txt").read_text()
+    for who, said in (("bomb", "zip bomb"), ("dotdot", "points outside"), ("link", "a link")):
+        assert graded[who]["drill03"] == "" and "the archive was refused: hw.zip" in graded[who]["note"], graded[who]
+        assert said in graded[who]["note"], graded[who]
+    assert not list(tmp_path.rglob("escaped.md")) and not Path("/escaped.md").exists()
+    assert snapshot(klass) == before  # nothing unpacked into the class folder: into a scratch of the run's own
+
+    # Canvas: flat files named name_id_..._file, grouped by name and id; the latest resubmission wins
+    canvas = tmp_path / "canvas"
+    canvas.mkdir()
+    (canvas / "leeann_4501_99001_03_scan_analysis.md").write_bytes((STARTERS / FILES["drill03"]).read_bytes())
+    (canvas / "leeann_4501_99002_03_scan_analysis-1.md").write_bytes(answers)
+    (canvas / "odeben_late_4502_99003_01_exclusive_to_inclusive.cpp").write_bytes(
+        (STARTERS / FILES["drill01"]).read_bytes())
+    (canvas / "odeben_late_4502_99004_03_scan_analysis.md").write_bytes(answers)
+    out = tmp_path / "canvas-out"
+    proc = grade("class", canvas, "--out", out, "--seed", SEED)
+    assert proc.returncode == EXIT_PASS, proc.stderr
+    assert "ignored in" not in proc.stderr, proc.stderr  # every flat file was a submission
+    graded = rows(out / "grades.csv")
+    assert sorted(graded) == ["leeann_4501", "odeben_4502"], graded
+    assert graded["leeann_4501"]["drill03"] == top and graded["odeben_4502"]["drill01"] == "0"
+    book = list(csv.DictReader(io.StringIO((out / "canvas.csv").read_text())))
+    assert [(r["Student"], r["ID"], r["drill03"]) for r in book] == [("leeann", "4501", top), ("odeben", "4502", top)]
+    assert list(book[0])[:5] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+
+    # Gradescope: submission_N folders named by submission_metadata.yml
+    scope = tmp_path / "gradescope"
+    for folder in ("submission_1001", "submission_1002"):
+        (scope / folder).mkdir(parents=True)
+    (scope / "submission_1001" / FILES["drill03"]).write_bytes(answers)
+    (scope / "submission_metadata.yml").write_text(GRADESCOPE_YML)
+    out = tmp_path / "gradescope-out"
+    proc = grade("class", scope, "--out", out, "--seed", SEED)
+    assert proc.returncode == EXIT_PASS and "submission_metadata.yml" not in proc.stderr, proc.stderr
+    graded = rows(out / "grades.csv")
+    assert list(graded) == ["Ann Lee", "Ben Ode & Cy Park"], graded
+    book = list(csv.reader(io.StringIO((out / "gradescope.csv").read_text())))
+    assert book[0] == ["Name", "Email", "SID", "day31", "drill01", "drill02", "drill03", "Total Score"]
+    assert book[1] == ["Ann Lee", "ann@example.edu", "17", "0", "0", "0", top, top], book
+    assert book[2][:3] == ["Ben Ode & Cy Park", "ben@example.edu", "18"], book
+    assert grade("class", scope, "--out", out, "--only", "Ann Lee").returncode == EXIT_PASS
+
+
+def test_the_readmes_course_toml_is_one_the_class_run_accepts(tmp_path):
+    from scanlab import grading
+
+    text = (REPO / "harness" / "README.md").read_text()
+    example = re.search(r"```toml\n(.*?)```", text, re.S).group(1)
+    (tmp_path / "course.toml").write_text(example)
+    table = class_tools.load_config(tmp_path / "course.toml", ("self-study", "course"), list(FILES),
+                                    grading.points_table())
+    assert table["exercises"] == ["drill01", "drill03"] and table["points"] == {"drill03": {"serial_adds_1024": 2}}

@@ -2,19 +2,24 @@
 
     python3 harness/grade.py class CLASS_DIR --out OUT_DIR [--jobs N] [--seed S]
                                    [--mode course|self-study] [--shard I/N] [--force]
-                                   [--require-sandbox]
+                                   [--require-sandbox] [--only NAME]... [--config FILE]
     python3 harness/grade.py merge OUT_DIR... --out DIR
 
 CLASS_DIR holds one folder per student, named as the grade book should show the
 student. Each holds any subset of the exercise files under their names in
 exercises/ (at the top of the folder, or one folder down, as a zip unpacks).
-Everything else is listed in the student's report and ignored.
+Everything else is listed in the student's report and ignored. A folder holding
+one .zip, Canvas's flat files and a Gradescope export are read too, and
+CLASS_DIR/course.toml (or --config FILE) may hold the options: see
+scanlab/class_tools.py and harness/README.md, "Grading a class".
 
 OUT_DIR gets grades.csv (a row per student: one score column per exercise,
 total, maximum, note), class.json (seed, mode, shard, harness version, maxima)
 and, per student, results.json (Gradescope's format, every exercise's tests
 merged, names prefixed by the exercise), report.txt (the instructor's text) and
-state.json (what a rerun needs to skip an unchanged student).
+state.json (what a rerun needs to skip an unchanged student); then canvas.csv,
+gradescope.csv, summary.md, summary.csv and total-scores.png (the class's scores,
+commonest mistakes and similar pairs), made from the state.json files, by merge too.
 
 Exit status: 0 every submission was graded (whatever the scores); 1 one or more
 could not be (no GPU for day31, no isolation with --require-sandbox, a grader
@@ -58,6 +63,8 @@ from pathlib import Path
 from . import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
 from .grading import SUBMISSION_LIMIT_BYTES, TOO_LARGE, visible
 from .paths import HARNESS, REPO
+from . import class_tools
+from .class_tools import natural_key
 
 # The file each exercise is submitted under: the starter's name in exercises/.
 EXERCISE_FILES = {
@@ -67,12 +74,14 @@ EXERCISE_FILES = {
     "drill03": "03_scan_analysis.md",
 }
 FILE_EXERCISE = {name: exercise for exercise, name in EXERCISE_FILES.items()}
-OUR_FILES = {"grades.csv", "class.json"}  # a student folder so named would collide with them in OUT_DIR
+OUR_FILES = {"grades.csv", "class.json", "canvas.csv", "gradescope.csv", "summary.md", "summary.csv",
+             "total-scores.png"}  # a student folder so named would collide with them in OUT_DIR
 SKIPPED_FOLDERS = {"__MACOSX"}  # resource forks a macOS zip adds: never a submission
 MAX_LISTED = 40  # other files listed per student; a folder of thousands is summarised
 
 USAGE = ("usage: python3 harness/grade.py class CLASS_DIR --out OUT_DIR [--jobs N] [--seed S] "
-         "[--mode course|self-study] [--shard I/N] [--force] [--require-sandbox]\n"
+         "[--mode course|self-study] [--shard I/N] [--force] [--require-sandbox] [--only NAME]... "
+         "[--config FILE]\n"
          "       python3 harness/grade.py merge OUT_DIR... --out DIR")
 
 
@@ -332,6 +341,7 @@ class Setting:
     isolation: dict[str, tuple[str, str]]  # "cpu"/"gpu" -> (level, line)
     require_sandbox: bool
     between: str = ""  # how students are kept apart (report.txt and class.json say it)
+    points: dict = field(default_factory=dict)  # course.toml's [points] overrides (a rerun's key sees them)
 
 
 def _plain_copy(path: Path, folder: Path) -> Path:
@@ -940,6 +950,7 @@ def _read_json(path: Path) -> dict | None:
 def submission_key(found: Found, setting: Setting) -> str:
     """What decides a student's outputs: their files' contents and places, the seed, mode, harness, maxima."""
     digest = hashlib.sha256(json.dumps(_clean([setting.seed, setting.mode, setting.version["files"], setting.maxima,
+                                               setting.points,
                                                sorted(found.shown.items()), found.ignored,
                                                sorted(found.problems.items())])).encode())
     for exercise in sorted(found.files):
@@ -965,11 +976,15 @@ class Row:
     note: str
     complete: bool  # every submission graded
 
+    @property
+    def total_cell(self) -> str:
+        return _points(self.total)
+
 
 def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
     """A grades.csv row from a student's state.json and this run's maxima."""
     cells, total, not_submitted, not_graded, failed_build, too_large = {}, 0.0, [], {}, [], []
-    for exercise in EXERCISE_FILES:
+    for exercise in maxima:  # the exercises this course grades (course.toml), in EXERCISE_FILES's order
         entry = state["exercises"][exercise]
         if entry["status"] == "graded":
             cells[exercise] = _points(entry["score"])
@@ -992,7 +1007,7 @@ def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
     if too_large:
         notes.append(f"file over {SUBMISSION_LIMIT_BYTES >> 20} MiB (scored 0): {', '.join(too_large)}")
     notes += [f"not graded: {why} ({', '.join(exercises)})" for why, exercises in not_graded.items()]
-    unknown = [exercise for exercise in EXERCISE_FILES if maxima.get(exercise) is None]
+    unknown = [exercise for exercise in maxima if maxima.get(exercise) is None]
     if unknown:
         notes.append(f"maximum leaves out {', '.join(unknown)} (its maximum is unknown here)")
     maximum = sum(value for value in maxima.values() if value is not None)
@@ -1005,19 +1020,71 @@ def spreadsheet_safe(text: str) -> str:
     return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
 
 
-def write_csv(path: Path, rows: list[Row]) -> None:
+def _columns(rows: list[Row]) -> list[str]:
+    graded = {e for row in rows for e in row.cells}
+    return [e for e in EXERCISE_FILES if e in graded] if rows else list(EXERCISE_FILES)
+
+
+def write_csv(path: Path, rows: list[Row], columns: list[str] | None = None) -> None:
+    """grades.csv: a row per student in natural order (student2 before student10, whatever the locale)."""
+    columns = _columns(rows) if columns is None else columns
+    table = [["student", *columns, "total", "maximum", "note"]]
+    table += [[row.student, *(row.cells[e] for e in columns), _points(row.total), _points(row.maximum), row.note]
+              for row in sorted(rows, key=lambda r: natural_key(r.student))]
+    _write_table(path, table)
+
+
+def _write_table(path: Path, table: list[list[str]]) -> None:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")  # csv quotes commas, quotes and spaces as needed
-    writer.writerow(["student", *EXERCISE_FILES, "total", "maximum", "note"])
-    for row in sorted(rows, key=lambda r: r.student):
-        writer.writerow([spreadsheet_safe(row.student), *(row.cells[e] for e in EXERCISE_FILES), _points(row.total),
-                         _points(row.maximum), row.note])
+    for line in table:
+        writer.writerow([spreadsheet_safe(str(cell)) for cell in line])
+    _write_changed(path, buffer.getvalue())
+
+
+def _write_changed(path: Path, text: str) -> None:
+    """_write, unless the file holds `text` already: a rerun with nothing new touches no output file."""
     try:
-        if path.read_text(encoding="utf-8") == buffer.getvalue():
-            return  # unchanged: left alone, so a rerun with nothing new touches no grade file
+        if path.read_text(encoding="utf-8") == _utf8(text):
+            return
     except (OSError, UnicodeDecodeError):
         pass
-    _write(path, buffer.getvalue())
+    _write(path, text)
+
+
+_STARTER_PRINTS: dict[str, set[int]] = {}
+
+
+def _prints(exercise: str, path: Path | None) -> list[int]:
+    """A graded file's similarity fingerprints less its starter's (kept in state.json, so `merge`
+    compares students across shards)."""
+    if path is None:
+        return []
+    if exercise not in _STARTER_PRINTS:
+        starter = REPO / "exercises" / EXERCISE_FILES[exercise]
+        _STARTER_PRINTS[exercise] = (class_tools.fingerprints(starter.read_text(encoding="utf-8", errors="replace"))
+                                     if starter.is_file() else set())
+    try:
+        return class_tools.student_prints(path, _STARTER_PRINTS[exercise])
+    except OSError:
+        return []
+
+
+def write_books(out_dir: Path, rows: list[Row], exercises: list[str], identity: dict, maxima: dict,
+                stream=sys.stderr) -> None:
+    """canvas.csv, gradescope.csv and the class summary, beside grades.csv."""
+    ordered = sorted(rows, key=lambda r: natural_key(r.student))
+    _write_table(out_dir / "canvas.csv", class_tools.canvas_rows(ordered, identity, exercises))
+    _write_table(out_dir / "gradescope.csv", class_tools.gradescope_rows(ordered, identity, exercises))
+    states = {}
+    for row in ordered:
+        state = _read_json(out_dir / row.student / "state.json")
+        if state is not None and isinstance(state.get("exercises"), dict):
+            states[row.student] = state
+    try:
+        class_tools.write_summary(out_dir, states, maxima, _write_changed)
+    except Exception as exc:  # noqa: BLE001 - the grades are written; a summary's failure must not undo them
+        print(f"grade class: the class summary could not be written: {type(exc).__name__}: {exc}", file=stream)
 
 
 # ---- maxima ----------------------------------------------------------------------------------
@@ -1114,8 +1181,13 @@ class _Parser(argparse.ArgumentParser):
         raise Usage(message)
 
 
-def list_students(class_dir: Path, out_dir: Path) -> tuple[list[str], list[str], list[tuple[str, str]]]:
-    """(student folders, sorted; what was skipped, as shown; (name, why) for unusable names)."""
+CLASS_FILES = {class_tools.CONFIG_NAME, class_tools.GRADESCOPE_METADATA}  # the course's own, never "ignored"
+
+
+def list_students(class_dir: Path, out_dir: Path, plain: list[str] | None = None
+                  ) -> tuple[list[str], list[str], list[tuple[str, str]]]:
+    """(student folders, sorted; what was skipped, as shown; (name, why) for unusable names).
+    `plain`, when given, gets the names of the regular files directly in class_dir (Canvas's flat files)."""
     students, skipped, refused = [], [], []
     try:
         entries = sorted(os.scandir(class_dir), key=lambda e: e.name)
@@ -1133,7 +1205,10 @@ def list_students(class_dir: Path, out_dir: Path) -> tuple[list[str], list[str],
         elif link:
             skipped.append(f"{shown} (a link: never followed)")
         elif not _is_dir(entry):
-            skipped.append(shown)
+            if plain is not None and _is_file(entry):
+                plain.append(entry.name)
+            if entry.name not in CLASS_FILES:
+                skipped.append(shown)
         elif same:
             skipped.append(f"{shown}/ (the output folder)")
         elif (why := name_problem(entry.name)) is not None:
@@ -1165,16 +1240,19 @@ def grade_class(argv: list[str]) -> int:
     parser = _Parser(prog="grade.py class", usage=USAGE, add_help=False)
     parser.add_argument("class_dir", type=Path)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1)
+    parser.add_argument("--jobs", type=_positive)
     parser.add_argument("--seed", type=int)
-    parser.add_argument("--mode", choices=cli.MODES, default="course")
+    parser.add_argument("--mode", choices=cli.MODES)
     parser.add_argument("--shard", type=_shard)
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--require-sandbox", action="store_true")
+    parser.add_argument("--only", action="append", metavar="NAME")
+    parser.add_argument("--config", type=Path)
     args = parser.parse_args(argv)
     class_dir, out_dir = args.class_dir.resolve(), args.out.resolve()
     if not class_dir.is_dir():
         raise Usage(f"no class folder at {args.class_dir}")
+    _configure(args, class_dir)
     if out_dir == class_dir or class_dir in out_dir.parents and out_dir.parent != class_dir:
         raise Usage(f"--out {args.out} is inside a student's folder of {args.class_dir}: put it elsewhere")
     try:
@@ -1185,7 +1263,53 @@ def grade_class(argv: list[str]) -> int:
         raise Usage(f"--out {args.out}: not writable")
 
     started = time.monotonic()
-    students, skipped, refused = list_students(class_dir, out_dir)
+    plain: list[str] = []
+    students, skipped, refused = list_students(class_dir, out_dir, plain)
+    scratch = Path(tempfile.mkdtemp(prefix="scanlab-intake-"))  # unpacked archives, Canvas's files: ours alone
+    os.chmod(scratch, 0o711)  # a sandbox's uid must reach the files it compiles (they are 0644)
+    try:
+        return _class_run(cli, args, class_dir, out_dir, started, plain, students, skipped, refused, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _configure(args, class_dir: Path) -> None:
+    """Fill args from course.toml (CLASS_DIR's, or --config FILE's): a flag given wins."""
+    from . import grading
+
+    cli = _cli()
+    path = args.config if args.config is not None else class_dir / class_tools.CONFIG_NAME
+    config = {}
+    if args.config is not None or path.is_file():
+        try:
+            config = class_tools.load_config(path, cli.MODES, list(EXERCISE_FILES), grading.points_table())
+        except class_tools.ConfigError as exc:
+            raise Usage(str(exc)) from None
+    args.config_file = str(path) if config else None
+    args.jobs = args.jobs or config.get("jobs") or os.cpu_count() or 1
+    args.seed = args.seed if args.seed is not None else config.get("seed")
+    args.mode = args.mode or config.get("mode") or "course"
+    args.exercises = [e for e in EXERCISE_FILES if e in config.get("exercises", EXERCISE_FILES)]
+    args.points = config.get("points", {})
+    table = grading.points_table()
+    for exercise, checks in args.points.items():  # in this process, and in the workers forked from it
+        for name, points in checks.items():
+            table[exercise][name] = grading.Points(float(points), table[exercise][name].visibility)
+
+
+def _class_run(cli, args, class_dir: Path, out_dir: Path, started: float, plain: list[str], students: list[str],
+               skipped: list[str], refused: list[tuple[str, str]], scratch: Path) -> int:
+    taken = class_tools.intake(class_dir, scratch, EXERCISE_FILES, students, plain)
+    skipped = [s for s in skipped if s not in {shown_name(n) for n in taken.used}]
+    students = sorted(taken.sources)  # code-point order: which shard and uid slice a student has (outputs: natural)
+    for name in [s for s in students if name_problem(s) is not None]:  # a name from Gradescope's metadata
+        refused.append((name, name_problem(name)))
+        students.remove(name)
+    args.intake = taken
+    if args.only:
+        unknown = [name for name in args.only if name not in taken.sources]
+        if unknown:
+            raise Usage(f"--only: no student named {', '.join(repr(n) for n in unknown)} in {args.class_dir}")
     if skipped:
         print(visible(f"grade class: ignored in {args.class_dir} (not student folders): {', '.join(skipped)}"),
               file=sys.stderr)
@@ -1240,13 +1364,29 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
         print(f"grade class: seed {seed} (drawn; the same for every student; pass --seed {seed} to every shard)",
               file=sys.stderr)
 
+    taken, exercises = args.intake, args.exercises
     found = {}
     for student in students:
+        if student in taken.refused:
+            found[student] = Found(problems={e: f"the archive was refused: {taken.refused[student]}"
+                                             for e in EXERCISE_FILES})
+            continue
         try:
-            found[student] = discover(class_dir / student)
+            found[student] = discover(taken.sources[student])
         except OSError as exc:
             found[student] = Found(problems={e: f"the folder cannot be read by the grader ({_why(exc)})"
                                              for e in EXERCISE_FILES})
+        if student in taken.archive:  # what was graded is inside the student's archive
+            here = found[student]
+            zipped = shown_name(taken.archive[student])
+            here.shown = {e: f"{zipped}: {where}" for e, where in here.shown.items()}
+            here.ignored = [f"{zipped}: {where}" for where in here.ignored]
+        for exercise in [e for e in EXERCISE_FILES if e not in exercises]:  # not this course's (course.toml)
+            here = found[student]
+            if exercise in here.files:
+                here.ignored.append(f"{here.shown.pop(exercise)} (not graded in this course)")
+                del here.files[exercise]
+            here.problems.pop(exercise, None)
     wants_gpu = any(cli.GRADERS[e][2] for f in found.values() for e in f.files)
     gpu = None
     if wants_gpu:  # probed once: after this, nothing a submission does can turn its failure into "no GPU"
@@ -1274,8 +1414,9 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
         between = f"full (bubblewrap namespaces for every run): students graded side by side (--jobs {args.jobs})"
     version = harness_version()
     maxima = learn_maxima(version, args.mode, previous, gpu if wants_gpu else "not probed", seed)
+    maxima = {e: maxima.get(e) for e in exercises}
     setting = Setting(seed, args.mode, version, maxima, gpu if wants_gpu else None, levels, args.require_sandbox,
-                      between)
+                      between, args.points)
     if args.require_sandbox and levels["cpu"][0] != "full":
         print(f"grade class: --require-sandbox: this machine cannot isolate submissions: {levels['cpu'][1]}",
               file=sys.stderr)
@@ -1292,7 +1433,10 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
                 "build_failed": bool(o.report is not None and any(c.name == "builds" and not c.passed
                                                                   for c in o.report.checks)),
                 "too_large": bool(o.report is not None and any(TOO_LARGE in c.feedback for c in o.report.checks)),
-                "seconds": round(o.seconds, 2)}
+                "seconds": round(o.seconds, 2),
+                "checks": [{"name": c.name, "passed": c.passed, "causes": class_tools.likely_causes(c)}
+                           for c in (o.report.checks if o.report is not None else [])],
+                "fingerprints": _prints(e, found[student].files.get(e)) if o.status == "graded" else []}
             for e, o in outcomes.items()}}
         for outcome in outcomes.values():
             if outcome.error:
@@ -1308,6 +1452,7 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
         rows[student] = row
         progress.step(row.complete, graded=True)
 
+    only = set(args.only or [])
     queue: collections.deque[Task] = collections.deque()
     waiting: dict[str, list] = {}  # student -> [outcomes, key, tasks not yet done]
     finished_at_once = []
@@ -1315,21 +1460,26 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
         here = found[student]
         key = submission_key(here, setting)
         state = _read_json(out_dir / student / "state.json")
-        if (not args.force and state and state.get("key") == key and state.get("complete")
+        if only and student not in only:  # --only: everyone else is left as they are
+            if state and isinstance(state.get("exercises"), dict) and all(e in state["exercises"] for e in exercises):
+                rows[student] = make_row(student, state, maxima)
+            progress.step(True, graded=False)
+            continue
+        if (not args.force and not only and state and state.get("key") == key and state.get("complete")
                 and (out_dir / student / "results.json").is_file() and (out_dir / student / "report.txt").is_file()):
             rows[student] = make_row(student, state, maxima)
             progress.step(True, graded=False)
             continue
         outcomes: dict[str, Outcome] = {}
-        for exercise in EXERCISE_FILES:
+        for exercise in exercises:
             if exercise in here.problems:
                 outcomes[exercise] = Outcome(exercise, "not graded", here.problems[exercise])
             elif exercise not in here.files:
                 outcomes[exercise] = Outcome(exercise, "not submitted")
             else:
                 queue.append(Task(student, exercise, here.files[exercise], uids_of(student, exercise)))
-        if len(outcomes) < len(EXERCISE_FILES):
-            waiting[student] = [outcomes, key, len(EXERCISE_FILES) - len(outcomes)]
+        if len(outcomes) < len(exercises):
+            waiting[student] = [outcomes, key, len(exercises) - len(outcomes)]
         else:  # nothing to grade: written at once
             finished_at_once.append((student, outcomes, key))
 
@@ -1341,7 +1491,7 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
     current, before = None, None  # one student at a time: the one being graded, and what was there before
     try:
         for student, outcomes, key in finished_at_once:
-            finish(student, {e: outcomes[e] for e in EXERCISE_FILES}, key)
+            finish(student, {e: outcomes[e] for e in exercises}, key)
         while queue or workers.busy:
             while queue and len(workers.busy) < args.jobs:
                 if alone and current is not None and queue[0].student != current:
@@ -1360,7 +1510,7 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
                 if alone:
                     cleaned = remove_leftovers(uids_of(task.student), before, workdir)
                     current = None
-                finish(task.student, {e: entry[0][e] for e in EXERCISE_FILES}, entry[1], cleaned)
+                finish(task.student, {e: entry[0][e] for e in exercises}, entry[1], cleaned)
     except (KeyboardInterrupt, OSError) as exc:
         workers.stop(kill=True)
         why = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"cannot write the outputs: {exc}"
@@ -1373,7 +1523,9 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
     if not students:
         progress.show()
 
-    write_csv(out_dir / "grades.csv", list(rows.values()))
+    write_csv(out_dir / "grades.csv", list(rows.values()), exercises)
+    identity = {**((previous or {}).get("identity") or {}), **taken.identity}
+    write_books(out_dir, list(rows.values()), exercises, identity, maxima)
     stale = sorted(shown_name(p.name) for p in out_dir.iterdir() if p.is_dir() and (p / "state.json").is_file()
                    and p.name not in rows and (args.shard is None or p.name not in everyone))
     if stale:
@@ -1384,6 +1536,8 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
         "harness": version, "maxima": maxima, "maxima_for": [version["files"], args.mode],
         "exercises": EXERCISE_FILES, "class_dir": str(class_dir), "class_students": everyone,
         "students": students, "refused": [shown_name(name) for name, _ in refused],
+        "layout": taken.layout, "identity": identity, "config": args.config_file, "points": args.points,
+        "only": sorted(only) or None,
         "gpu": "usable" if wants_gpu and gpu is None else gpu,
         "isolation": {kind: line for kind, (_, line) in levels.items()},
         "between_students": between,
@@ -1422,8 +1576,12 @@ def merge(argv: list[str]) -> int:
             a, b = (first.get("maxima") or {}).get(exercise), (info.get("maxima") or {}).get(exercise)
             if a is not None and b is not None and a != b:
                 raise Usage(f"{args.shards[0]} and {shard} give {exercise} different maxima ({a} and {b})")
+    exercises = [e for e in EXERCISE_FILES if e in (first.get("maxima") or EXERCISE_FILES)]
     maxima = {e: next((i["maxima"][e] for i in infos if (i.get("maxima") or {}).get(e) is not None), None)
-              for e in EXERCISE_FILES}
+              for e in exercises}
+    identity = {}
+    for info in infos:
+        identity.update(info.get("identity") or {})
 
     out_dir = args.out.resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -1452,10 +1610,12 @@ def merge(argv: list[str]) -> int:
         problems += 1
         print(f"grade merge: not in any shard: {', '.join(missing)} (a shard is missing or did not finish)",
               file=sys.stderr)
-    write_csv(out_dir / "grades.csv", list(rows.values()))
-    merged = {key: first.get(key) for key in ("seed", "mode", "harness", "exercises", "class_dir", "class_students")}
+    write_csv(out_dir / "grades.csv", list(rows.values()), exercises)
+    write_books(out_dir, list(rows.values()), exercises, identity, maxima)
+    merged = {key: first.get(key) for key in ("seed", "mode", "harness", "exercises", "class_dir", "class_students",
+                                              "layout", "config", "points")}
     merged.update({"shard": None, "maxima": maxima, "maxima_for": first.get("maxima_for"),
-                   "students": sorted(rows), "merged_from": [str(s.resolve()) for s in args.shards]})
+                   "students": sorted(rows, key=natural_key), "identity": identity, "merged_from": [str(s.resolve()) for s in args.shards]})
     _write(out_dir / "class.json", json.dumps(merged, indent=2) + "\n")
     not_graded = sorted(row.student for row in rows.values() if not row.complete)
     print(f"grade merge: wrote {args.out / 'grades.csv'}: {len(rows)} students from {len(args.shards)} shards"
