@@ -48,7 +48,7 @@ FILES = {
 }
 SETS = {"cpu": ["drill01", "drill02", "drill03"], "day31": ["day31"], "all": list(FILES)}
 # drill03 has no corpus: a wrong answer sheet is the starter with two slots filled wrongly.
-WRONG_DRILL03 = {"serial_adds_1024": "1024", "bl_threads_1024": "1024"}
+WRONG_DRILL03 = {"serial_adds_512": "512", "bl_threads_512": "512"}  # n, not n - 1; n, not n/2
 
 
 def pools(exercise: str) -> dict[str, list[Path]]:

@@ -4,7 +4,8 @@
     python3 harness/student-release.py [OUT_DIR]        (`make student-release`; default build/student-release)
 
 What goes in: the lessons (day31-scan/, a05-scan/), the starters and their
-README and Makefile (exercises/), the top-level README, SETUP, GLOSSARY,
+README and Makefile (exercises/), a README of its own (harness/RELEASE-README.md,
+in place of the repository's), SETUP, GLOSSARY,
 REFERENCES and Makefile, and the parts of harness/ a student uses to check
 their own work: grade.py with scanlab/, drivers/ and points.toml (self-grading,
 self-study mode by default), the build and run scripts behind `make run` and
@@ -18,8 +19,9 @@ slip into students' hands unseen.
 
 After copying, the release is searched for what must never be in it: a byte
 copy of any file of solutions/ or harness/corpus/, and drill 03's answers (each
-`name = value` line of solutions/03_scan_analysis.md, and the values no lesson
-teaches, anywhere). A find is a failure: the folder is left for inspection, one
+`name = value` line of solutions/03_scan_analysis.md: beside its slot's name in
+any spelling the grader accepts, and bare wherever the number is distinctive; see
+answers_in). A find is a failure: the folder is left for inspection, one
 line per find is printed and the exit status is 1.
 
 Exit status: 0 released; 1 not releasable (a leak, an undecided entry, a
@@ -28,6 +30,7 @@ missing file); 2 bad command line or an OUT_DIR this script will not replace.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -38,6 +41,7 @@ from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent
 REPO = HARNESS.parent
+RELEASE_README = HARNESS / "RELEASE-README.md"  # the release's README.md
 MARKER = "RELEASE.txt"  # written into every release; OUT_DIR is replaced only when it holds one
 
 # Top level: the lessons, the starters, the docs and the Makefile.
@@ -46,7 +50,7 @@ RELEASED_TOP = ["README.md", "SETUP.md", "GLOSSARY.md", "REFERENCES.md", "Makefi
 # harness/: what self-checking needs (make run, make test, grade.py in self-study mode).
 RELEASED_HARNESS = ["README.md", "grade.py", "scanlab", "drivers", "points.toml", "hip_on_cuda",
                     "conftest.py", "pytest.ini", "requirements.txt", "run-lessons.sh", "run-tests.sh",
-                    "find-cuda-tool.sh", "colab", "pitfalls.sh", "fixtures"]
+                    "find-cuda-tool.sh", "colab", "fixtures"]
 # Test modules that import, read and grade nothing of solutions/, harness/corpus/ or harness/planted/.
 RELEASED_TESTS = ["test_scanlab.py", "test_sandbox.py", "test_day31.py", "test_a05_cuda.py",
                   "test_a05_hip.py", "test_triton.py", "test_trace.py"]
@@ -61,6 +65,10 @@ LEFT_OUT = {
     "harness/student-release.py": "this script: it reads solutions/",
     "harness/scanlab/scan_counts.py": "drill 03's counter: run, it prints every answer (the release's grade.py "
                                       "drill03 checks the form of the answers only)",
+    "harness/pitfalls.sh": "pitfall 4 edits solutions/01_exclusive_to_inclusive.cpp (it quotes a line of drill "
+                           "01's answer) and exits 3 without it; the release's README says so",
+    "harness/RELEASE-README.md": "the release's README.md, written in place of the repository's (which describes "
+                                 "solutions/ and make student-release)",
     "harness/bench-class.py": "the instructor's grading benchmark: it builds a class from solutions/ and the corpus",
     "harness/test_drills.py": "grades and runs solutions/, and quotes them",
     "harness/test_day31_exercise.py": "grades solutions/day31_shift_then_scan.cu and quotes it",
@@ -76,10 +84,29 @@ SKIPPED_SUFFIXES = (".pyc",)
 # recurse into (the target builds ../solutions). Deselected there, by node id.
 DESELECT = ["test_a05_cuda.py::test_module_makefile_has_the_target[solutions]"]
 
-# Drill 03's values that appear in the lessons on purpose, so are no secret: the tile sizes
-# and n - 1, and "the page's figures" at n = 1024 (9217 Hillis-Steele adds against Blelloch's
-# 2046: a05-scan/README.md, a05-scan/cuda/scan.cu, a05-scan/hip/scan.cpp).
-TAUGHT_VALUES = {"1000", "1023", "1024", "9217", "2046"}
+# Drill 03's answers are searched in every text file of the release (a notebook's cells and outputs,
+# an SVG's words), in every spelling the grader accepts (scanlab/grade_drill03.parse_number): "4097",
+# "4,097", "4 097", "4097.0"; a decimal within 0.01 of the answer, so "4.01" also as "4.010" or "4.0x",
+# "90.01" also as "90.01 %", "90.0" or "~90". Beside its slot's name any spelling is a find. A bare
+# number is one when it cannot be an everyday number: a whole number of three significant digits or
+# more, a decimal of three or more that is the answer to two places, or two digits within 0.01 with
+# a percent, times or "about" mark ("90 %", "~90", "4.0x"). So the
+# small counts (levels, barriers, steps, 0) and bl_adds_per_byte_1024's quarter are found beside
+# their names only. No lesson prints an answer: the slots were chosen so (the drill asks at n = 512
+# and 300; the lessons print the 1024-element tile's counts, the page's figures).
+NUMBER = re.compile(r"""(?<![\w.])
+    (?P<pre>(?:~|≈|about)\s*)?
+    (?P<num>\d{1,3}(?:[,_\u00a0\u202f\u2009\ ]\d{3})+(?:\.\d+)?(?!\d)|\d+(?:\.\d+)?|\.\d+)
+    (?P<post>\s?(?:%|×|[xX](?![A-Za-z0-9])))?""", re.X)
+GROUPING = re.compile(r"[,_\u00a0\u202f\u2009 ]")
+# Tile and block sizes every lesson prints: an answer equal to one (hs_threads_512 and
+# bl_padded_n_300 are 512, bl_threads_512 is 256) is searched beside its slot's name only.
+TILE_SIZES = {"256", "512", "1024"}
+# A number that equals an answer by coincidence, where it stands for something else: (file, value): why.
+COINCIDENCES = {
+    ("harness/scanlab/grade_drill02.py", "4097"): "drill 02's test size 2^12 + 1, not an add count",
+    ("harness/test_a05_hip.py", "1.12x"): "a measured time ratio (register-staged / Blelloch), not adds per byte",
+}
 
 
 def fail(line: str, status: int = 1) -> int:
@@ -92,34 +119,82 @@ def drill03_answers(solutions: Path) -> dict[str, str]:
     return dict(re.findall(r"^ {4}([a-z][a-z0-9_]*) = (\S+)\s*$", text, re.M))
 
 
-def answer_patterns(answers: dict[str, str]) -> list[tuple[str, re.Pattern]]:
-    """A slot named with its value (`hs_adds_1000 = 8977`, `| hs_adds_1000 | 8977 |`), and every
-    value of four digits or more that no lesson teaches, standing alone as a number."""
-    patterns = []
+def accepted(token: re.Match, answer: str) -> bool:
+    """Whether the grader would take this number for `answer` (exact, or a decimal within 0.01)."""
+    value = float(GROUPING.sub("", token["num"]))
+    return abs(value - float(answer)) <= 0.01 + 1e-9 if "." in answer else value == float(answer)
+
+
+def stands_for(token: re.Match, answer: str) -> bool:
+    """Whether a bare number (no slot name beside it) is distinctive enough to be this answer."""
+    num = GROUPING.sub("", token["num"])
+    if re.match(r"0\d", num) or not accepted(token, answer):  # "002", "%04x": nobody writes a count so
+        return False
+    digits = sum(c.isdigit() for c in num.lstrip("0."))  # significant digits
+    marked = bool(token["pre"] or token["post"])
+    if "." in answer:  # unmarked, it must be the answer to two places ("4.010"; "0.2571" is another number)
+        return digits >= 2 if marked else digits >= 3 and "." in num and f"{float(num):.2f}" == answer
+    return digits >= 3 and answer not in TILE_SIZES
+
+
+def answers_in(text: str, answers: dict[str, str], where: str = "") -> list[tuple[int, str]]:
+    """(offset, what) for every drill 03 answer in `text`, named or bare, in any spelling."""
+    found = []
     for name, value in answers.items():
-        patterns.append((f"{name} = {value}",
-                         re.compile(rf"\b{name}\b\W{{1,12}}{re.escape(value)}(?![\d])")))
-    for value in sorted(set(answers.values())):
-        if sum(c.isdigit() for c in value) >= 4 and value not in TAUGHT_VALUES:
-            patterns.append((value, re.compile(rf"(?<![\d.]){re.escape(value)}(?![\d])")))
-    return patterns
+        for named in re.finditer(rf"\b{re.escape(name)}\b[^\w\n.]{{0,12}}", text):  # not the "." of ".25"
+            token = NUMBER.match(text, named.end())
+            if token and accepted(token, value):
+                found.append((named.start(), f"{name} = {value} (as {token.group(0).strip()!r})"))
+    for token in NUMBER.finditer(text):
+        for name, value in answers.items():
+            if stands_for(token, value) and (where, token.group(0).strip()) not in COINCIDENCES:
+                found.append((token.start(), f"{name} = {value} (as {token.group(0).strip()!r})"))
+    return sorted(found)
 
 
-def leaks(release: Path, forbidden: dict[bytes, str], patterns: list[tuple[str, re.Pattern]]) -> list[str]:
+def searchable_text(path: Path, data: bytes) -> str | None:
+    """The text a reader of the file sees: a notebook's strings, an SVG's words; None for binaries."""
+    if b"\0" in data:  # an image or another binary: no text to search
+        return None
+    text = data.decode("utf-8", errors="replace")
+    if path.suffix == ".ipynb":
+        try:
+            strings: list[str] = []
+
+            def collect(node) -> None:
+                if isinstance(node, str):
+                    strings.append(node)
+                elif isinstance(node, list):
+                    for item in node:
+                        collect(item)
+                elif isinstance(node, dict):
+                    for item in node.values():
+                        collect(item)
+            collect(json.loads(text))
+            return text + "\n" + "".join(strings)  # the raw JSON too: a notebook that does not parse is text
+        except ValueError:
+            return text
+    if path.suffix == ".svg":  # its numbers are coordinates; its words are in text, titles and comments
+        words = re.findall(r"<!--(.*?)-->", text, re.S)
+        words += [m[2] for m in re.finditer(r"<(text|tspan|title|desc)\b[^>]*>(.*?)</\1>", text, re.S)]
+        return "\n".join(words)
+    return text
+
+
+def leaks(release: Path, forbidden: dict[bytes, str], answers: dict[str, str]) -> list[str]:
     found = []
     for path in sorted(p for p in release.rglob("*") if p.is_file()):
         shown = path.relative_to(release)
         data = path.read_bytes()
         if data in forbidden:
             found.append(f"{shown} is a copy of {forbidden[data]}")
-        if b"\0" in data:  # an image: no text to search
+        text = searchable_text(path, data)
+        if text is None:
             continue
-        text = data.decode("utf-8", errors="replace")
-        for what, pattern in patterns:
-            m = pattern.search(text)
-            if m:
-                line = text.count("\n", 0, m.start()) + 1
-                found.append(f"{shown}:{line} holds drill 03's answer {what!r}")
+        for offset, what in answers_in(text, answers, shown.as_posix()):
+            line = text.count("\n", 0, offset) + 1
+            where = f"{shown}:{line}" if path.suffix not in (".ipynb", ".svg") else f"{shown} (its text)"
+            found.append(f"{where} holds drill 03's answer {what}")
     return found
 
 
@@ -185,6 +260,7 @@ def main(argv: list[str]) -> int:
     for name in RELEASED_TOP:
         if name != "harness":
             copy_entry(REPO / name, out / name)
+    shutil.copy2(RELEASE_README, out / "README.md")  # the repository's describes what the release leaves out
     (out / "harness").mkdir()
     for name in RELEASED_HARNESS + RELEASED_TESTS:
         copy_entry(HARNESS / name, out / "harness" / name)
@@ -211,7 +287,7 @@ def main(argv: list[str]) -> int:
             for path in folder.rglob("*"):
                 if path.is_file() and path.stat().st_size > 0:
                     forbidden[path.read_bytes()] = str(path.relative_to(REPO))
-    found = leaks(out, forbidden, answer_patterns(drill03_answers(solutions)))
+    found = leaks(out, forbidden, drill03_answers(solutions))
     if found:
         for line in found:
             fail(line)

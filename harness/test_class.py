@@ -530,7 +530,7 @@ MiB = 1 << 20
 spaces = " " * MiB
 cases = {
     "a slot line with a run of spaces inside its value": ("slots", "a = x" + spaces + "y"),
-    "the same after a back-tick, as an answer line": ("slots", "    serial_adds_1024 = `" + spaces + "1023`"),
+    "the same after a back-tick, as an answer line": ("slots", "    serial_adds_512 = `" + spaces + "511`"),
     "a number with spaces inside": ("number", "9" + spaces + "217"),
     "about, spaces, a number, spaces, a percent sign": ("number", "about" + spaces + "5" + spaces + "%"),
     "spaces then an x that is not a suffix": ("number", "1" + " " * (MiB // 2) + "x1"),
@@ -572,16 +572,16 @@ def test_drill03_reads_a_bounded_sheet_and_says_what_it_left_out(tmp_path):
     from scanlab import grade_drill03 as gd
 
     text = (SOLUTIONS / FILES["drill03"]).read_text()
-    long_answer = "    hs_adds_1024 = 9" + " " * gd.MAX_LINE_CHARS + "217\n"
-    sheet = text.replace("    hs_adds_1024 = 9217\n", long_answer) + "\n" * gd.MAX_LINES + "    bl_adds_1024 = 1\n"
+    long_answer = "    hs_adds_512 = 4" + " " * gd.MAX_LINE_CHARS + "097\n"
+    sheet = text.replace("    hs_adds_512 = 4097\n", long_answer) + "\n" * gd.MAX_LINES + "    bl_adds_512 = 1\n"
     path = tmp_path / FILES["drill03"]
     path.write_text(sheet)
     started = time.monotonic()
     report = gd.grade_drill03(path, tmp_path, 0, 0)
     assert time.monotonic() - started < 1.0
     failed = {check.name: check.feedback for check in report.checks if not check.passed}
-    assert set(failed) == {"hs_adds_1024"}, failed  # the bl_adds_1024 past the line limit is never read
-    assert failed["hs_adds_1024"].startswith("not read: the line `hs_adds_1024 = ...`"), failed
+    assert set(failed) == {"hs_adds_512"}, failed  # the bl_adds_512 past the line limit is never read
+    assert failed["hs_adds_512"].startswith("not read: the line `hs_adds_512 = ...`"), failed
     assert f"only the first {gd.MAX_LINES:,} were read" in " ".join(report.notes)
     assert f"over {gd.MAX_LINE_CHARS:,} characters long and were not read" in " ".join(report.notes)
 
@@ -613,7 +613,7 @@ def test_a_grader_that_runs_away_costs_its_student_only(tmp_path):
         shutil.copy(SOLUTIONS / FILES["drill03"], klass / student / FILES["drill03"])
     shutil.copy(SOLUTIONS / FILES["drill01"], klass / "zed" / FILES["drill01"])
     answer = klass / "runaway" / FILES["drill03"]
-    answer.write_text(answer.read_text().replace("serial_adds_1024 = 1023", "serial_adds_1024 = RUNAWAY"))
+    answer.write_text(answer.read_text().replace("serial_adds_512 = 511", "serial_adds_512 = RUNAWAY"))
     started = time.monotonic()
     try:
         proc = subprocess.run([sys.executable, "-c", RUNAWAY_GRADER, str(REPO / "harness"), "class", str(klass),

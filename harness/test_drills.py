@@ -138,7 +138,7 @@ def test_drill02_reports_never_hold_a_drill03_answer(graded, tmp_path):
     """The combine count drill 02 notes is drill 03's hs_adds_N at a size drill 03 asks about: noted only at the
     seed-drawn size, which never is one, for a Hillis-Steele (the solution) and a Blelloch submission."""
     answers = drill03_answers()
-    assert {"8977", "9217", "2046", "999", "5249"} <= answers  # hs_adds_1000 and _1024, bl_adds, serial, shuffle
+    assert {"2189", "4097", "1022", "511", "5249"} <= answers  # hs_adds_300 and _512, bl_adds, serial, shuffle
     reports = [graded[f"solution-drill02-seed{seed}"] for seed in SOLUTION_SEEDS]
     blelloch = REPO / "harness" / "corpus" / "drill02" / "c_blelloch_driver_names.cpp"
     reports += [gd.grade("drill02", blelloch, tmp_path / f"blelloch-{seed}", seed) for seed in SOLUTION_SEEDS]
@@ -148,7 +148,7 @@ def test_drill02_reports_never_hold_a_drill03_answer(graded, tmp_path):
         leaked = numbers_in(report.text()) & answers
         assert not leaked, f"the report holds drill 03's answers {sorted(leaked)}:\n{report.text()}"
     asked = {int(name.rsplit("_", 1)[1]) for name in scan_counts.reference_slots()}
-    assert {32, 64, 1000, 1024} <= asked
+    assert {32, 64, 300, 512, 1024} <= asked
     assert not {gd.drawn_tree_size(seed) for seed in range(2000)} & asked
 
 
@@ -791,40 +791,61 @@ def test_drill03_wrong_answers_fail_with_counts_and_hints(tmp_path):
         text = text.replace(old, new)
 
     swap("bl_levels_under_25pct_1024 = 14", "bl_levels_under_25pct_1024 = 16")  # counted with 1024 threads
-    swap("hs_adds_1024 = 9217", "hs_adds_1024 = 10240")  # n log2 n
-    swap("extra_work_factor_1024 = 4.50", "extra_work_factor_1024 = 4.5x")  # within 0.01: right
+    swap("hs_adds_512 = 4097", "hs_adds_512 = 4608")  # n log2 n
+    swap("extra_work_factor_512 = 4.01", "extra_work_factor_512 = 4.0x")  # within 0.01: right
     swap("hs_avg_utilisation_pct_1024 = 90.01", "hs_avg_utilisation_pct_1024 = 90.03")  # off by 0.02
-    swap("bl_adds_1024 = 2046", "bl_adds_1024 = 2,046")  # right
-    swap("bl_threads_1024 = 512", "bl_threads_1024 = lots")
+    swap("bl_adds_512 = 1022", "bl_adds_512 = 1,022")  # right
+    swap("bl_threads_512 = 256", "bl_threads_512 = lots")
     swap("    warp_scan_steps_64 = 6\n", "")
-    swap("bl_adds_1000 = 2046", "bl_adds_1000 = ____")
+    swap("bl_adds_300 = 1022", "bl_adds_300 = ____")
     path = tmp_path / "answers.md"
     path.write_text(text)
     report = gd.grade("drill03", path, tmp_path / "work", seed=0)
-    assert failed_names(report) == {"bl_levels_under_25pct_1024", "hs_adds_1024", "hs_avg_utilisation_pct_1024",
-                                    "bl_threads_1024", "warp_scan_steps_64", "bl_adds_1000"}, report.text()
+    assert failed_names(report) == {"bl_levels_under_25pct_1024", "hs_adds_512", "hs_avg_utilisation_pct_1024",
+                                    "bl_threads_512", "warp_scan_steps_64", "bl_adds_300"}, report.text()
     assert "you wrote 16; counted by the harness (harness/scanlab/scan_counts.py): 14" in \
         report.check("bl_levels_under_25pct_1024").feedback
     assert "Blelloch runs n/2 = 512 threads" in report.check("bl_levels_under_25pct_1024").feedback
-    assert "threads tid < d have nothing to their left" in report.check("hs_adds_1024").feedback
+    assert "threads tid < d have nothing to their left" in report.check("hs_adds_512").feedback
     assert "accepted within 0.01" in report.check("hs_avg_utilisation_pct_1024").feedback
-    assert report.check("bl_threads_1024").feedback.startswith("not a number: 'lots'")
+    assert report.check("bl_threads_512").feedback.startswith("not a number: 'lots'")
     assert report.check("warp_scan_steps_64").feedback.startswith("missing")
-    assert report.check("bl_adds_1000").feedback.startswith("not answered")
+    assert report.check("bl_adds_300").feedback.startswith("not answered")
+
+
+@pytest.mark.parametrize("mode", ["self-study", "course"])
+def test_drill03_without_the_counter_says_answered_checked_by_your_instructor(tmp_path, monkeypatch, mode):
+    """The student release leaves scan_counts.py out: a filled-in sheet is answered, not 25 failures."""
+    from scanlab import grade_drill03
+    monkeypatch.setattr(grade_drill03, "scan_counts", None)
+    path = tmp_path / "answers.md"
+    path.write_text((SOLUTIONS / FILES["drill03"]).read_text())
+    report = gd.grade("drill03", path, tmp_path / "work", seed=0, mode=mode)
+    assert report.passed and report.score == 0 and all(c.unchecked for c in report.checks), report.text()
+    text = report.text()
+    assert text.count("  ANSWERED  ") == len(gd.SLOTS03) and "FAIL" not in text, text
+    assert text.splitlines()[-1].startswith(f"{len(gd.SLOTS03)} of {len(gd.SLOTS03)} answered, checked by your "
+                                            "instructor"), text
+    # An unanswered slot and a word still fail: the form is checked here.
+    path.write_text(path.read_text().replace("hs_adds_512 = 4097", "hs_adds_512 = ____")
+                    .replace("bl_threads_512 = 256", "bl_threads_512 = lots"))
+    report = gd.grade("drill03", path, tmp_path / "work", seed=0, mode=mode)
+    assert not report.passed and failed_names(report) == {"hs_adds_512", "bl_threads_512"}, report.text()
+    assert report.text().splitlines()[-1].endswith("; the others: 2 failed"), report.text()
 
 
 @pytest.mark.parametrize("mode", ["self-study", "course"])
 def test_drill03_lab1_barrier_counts_get_the_convention_hint(tmp_path, mode):
-    """Lab 1's table counts the load's barrier (11 and 22 at 1024); the drill does not (10 and 20)."""
+    """Lab 1's table counts the load's barrier (10 and 20 at 512); the drill does not (9 and 18)."""
     text = (SOLUTIONS / FILES["drill03"]).read_text()
-    for old, new in (("hs_barriers_1024 = 10", "hs_barriers_1024 = 11"), ("bl_barriers_1024 = 20", "bl_barriers_1024 = 22")):
+    for old, new in (("hs_barriers_512 = 9", "hs_barriers_512 = 10"), ("bl_barriers_512 = 18", "bl_barriers_512 = 20")):
         assert text.count(old) == 1, old
         text = text.replace(old, new)
     path = tmp_path / "answers.md"
     path.write_text(text)
     report = gd.grade("drill03", path, tmp_path / "work", seed=0, mode=mode)
-    assert failed_names(report) == {"hs_barriers_1024", "bl_barriers_1024"}, report.text()
-    for name in ("hs_barriers_1024", "bl_barriers_1024"):
+    assert failed_names(report) == {"hs_barriers_512", "bl_barriers_512"}, report.text()
+    for name in ("hs_barriers_512", "bl_barriers_512"):
         assert "the way Lab 1's barriers/tile column does" in report.check(name).feedback, report.text()
 
 
@@ -866,9 +887,10 @@ def closed_forms(n: int) -> dict[str, str]:
     }
 
 
-# 1: no levels at all; 2, 3: the smallest trees; 7, 100, 1000, 1025: not powers of two
-# (1025 pads to 2048 and gives Hillis-Steele one level under 25 %); 8, 1024, 4096: powers of two.
-COUNT_SIZES = [1, 2, 3, 7, 8, 100, 1000, 1024, 1025, 4096]
+# 1: no levels at all; 2, 3: the smallest trees; 7, 100, 300, 1000, 1025: not powers of two (300 is
+# the drill's, 1025 pads to 2048 and gives Hillis-Steele one level under 25 %); 8, 512 (the drill's
+# counted tile), 1024, 4096: powers of two.
+COUNT_SIZES = [1, 2, 3, 7, 8, 100, 300, 512, 1000, 1024, 1025, 4096]
 
 
 @slow
@@ -934,7 +956,7 @@ def test_readme_has_a_sample_for_every_program_pass_and_fail():
     assert not any("03_scan_analysis" in c and "grade.py" not in c for c in commands)
     assert "python3 ../harness/grade.py drill03 03_scan_analysis.md" in commands
     text = README.read_text()
-    assert not re.search(r"^\s*`?[a-z][a-z0-9_]*_(1024|1000|32|64)\s*=\s*[0-9]", text, re.M), \
+    assert not re.search(r"^\s*`?[a-z][a-z0-9_]*_(512|1024|300|1000|32|64)\s*=\s*[0-9]", text, re.M), \
         "exercises/README.md gives a drill 03 answer away"
     statuses = {m["command"]: m["status"] for m in readme_samples()}
     assert {c for c, s in statuses.items() if s == "0"} == {c for c in commands if "/solutions/" in c}

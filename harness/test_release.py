@@ -3,14 +3,19 @@
 The release is built into a temporary folder with harness/student-release.py,
 then searched here with checks of this module's own (not the script's): no
 file of solutions/, harness/corpus/ or harness/planted/, no drill 03 answer
-(every `name = value` line of solutions/03_scan_analysis.md, and the values no
-lesson teaches, as bare numbers). Its `make run` and `make test` must pass and
+(every `name = value` line of solutions/03_scan_analysis.md, beside its name in
+any spelling the grader accepts, and its distinctive values as bare numbers; no
+lesson prints one, so nothing is whitelisted as taught). The script's own check
+is tested too: answers planted in several spellings, in files of every kind, are
+each refused. Its `make run` and `make test` must pass and
 say nothing about solutions. The repository's own `make run`, and the starters'
 `make run` on a file full of wrong answers, must print no drill 03 answer.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import re
 import shutil
@@ -26,10 +31,16 @@ SCRIPT = REPO / "harness" / "student-release.py"
 
 slow = pytest.mark.slow
 
-# Drill 03 values the lessons teach on purpose, so they may appear as bare numbers: the tile
-# sizes and n - 1, and the page's figures at n = 1024, 9217 Hillis-Steele adds against
-# Blelloch's 2046 (a05-scan/README.md, a05-scan/cuda/scan.cu, a05-scan/hip/scan.cpp).
-TAUGHT = {"1000", "1023", "1024", "9217", "2046"}
+# Tile and block sizes, in every lesson: an answer equal to one is searched beside its name only.
+TILE_SIZES = {"256", "512", "1024"}
+
+
+def release_script():
+    """harness/student-release.py as a module (its name has a dash)."""
+    spec = importlib.util.spec_from_file_location("student_release", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def drill03_answers() -> dict[str, str]:
@@ -39,15 +50,30 @@ def drill03_answers() -> dict[str, str]:
     return answers
 
 
-def answers_in(text: str) -> list[str]:
-    """Drill 03's answers in `text`: a slot with its value, or a value no lesson teaches."""
+def spellings(value: str) -> str:
+    """A regex for the ways a person writes `value` that the grader takes: grouped thousands, a
+    trailing .0; for a decimal, its two places with or without trailing zeros."""
+    if "." in value:
+        whole, places = value.split(".")
+        return rf"{whole}\.{places.rstrip('0') or '0'}0*" if places.rstrip("0") else rf"{whole}(?:\.0*)?"
+    digits = value
+    grouped = ""
+    while len(digits) > 3:
+        grouped, digits = r"[,_\s]?" + digits[-3:] + grouped, digits[:-3]
+    return rf"{digits}{grouped}(?:\.0+)?"
+
+
+def answers_in(text: str, where: str = "") -> list[str]:
+    """Drill 03's answers in `text`: a slot with its value in any spelling, or a distinctive value bare."""
     found = []
+    coincidences = {value for (path, value) in release_script().COINCIDENCES if path == where}
     for name, value in drill03_answers().items():
-        if re.search(rf"\b{name}\b\W{{1,12}}{re.escape(value)}(?!\d)", text):
+        if re.search(rf"\b{name}\b\W{{1,12}}(?:~|≈|about)?\s*{spellings(value)}(?![\d.])", text):
             found.append(f"{name} = {value}")
-        if sum(c.isdigit() for c in value) >= 4 and value not in TAUGHT and \
-                re.search(rf"(?<![\d.]){re.escape(value)}(?!\d)", text):
-            found.append(value)
+        distinctive = len(value.lstrip("0.").replace(".", "")) >= 3 and value not in TILE_SIZES
+        for m in re.finditer(rf"(?<![\w.]){spellings(value)}(?![\d.])", text) if distinctive else ():
+            if m.group(0) not in coincidences and f"{m.group(0)}x" not in coincidences:
+                found.append(value)
     return found
 
 
@@ -72,10 +98,82 @@ def release(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess]:
 
 
 def test_the_answer_search_finds_a_planted_answer():
-    assert answers_in("    hs_adds_1024 = 9217\n") == ["hs_adds_1024 = 9217"]
+    assert answers_in("    hs_adds_512 = 4097\n") == ["hs_adds_512 = 4097", "4097"]
     assert answers_in("| `bl_levels_under_25pct_1024` | 14 |") == ["bl_levels_under_25pct_1024 = 14"]
-    assert answers_in("a sequential loop does 999, Hillis-Steele 8977") == ["8977"]
-    assert answers_in("hs_adds_1024 = ____ and 9217 adds on the page, 1.5x, 90.015") == []
+    assert answers_in("a sequential loop does 511, Hillis-Steele 2,189") == ["511", "2189"]
+    assert answers_in("at n = 1000 a sequential loop does 999") == []
+    assert answers_in("hs_adds_512 = ____ and 9217 adds on the page, 1.5x, 90.015") == []
+
+
+# Drill 03's answers, each planted in a spelling the grader takes and the release check of
+# today's code did not know (grouped digits, other places, a mark), in a file of another kind.
+PLANTS = {
+    "markdown, thousands comma": ("a05-scan/README.md", "\nHillis-Steele does 4,097 adds here.\n", "hs_adds_512"),
+    "CUDA, thin space": ("a05-scan/cuda/scan.cu", "\n// 4\u2009097 additions\n", "hs_adds_512"),
+    "C++, space-grouped": ("a05-scan/hip/scan.cpp", "\n// 5 249 adds in all\n", "shfl_block_adds_1024"),
+    "python, trailing zero and x": ("harness/scanlab/grade_drills.py", "\n# 4.010x the work\n",
+                                    "extra_work_factor_512"),
+    "markdown, about and a percent": ("exercises/self_assessment.md", "\nabout 90 % busy\n",
+                                      "hs_avg_utilisation_pct_1024"),
+    "markdown, within 0.01": ("GLOSSARY.md", "\nBlelloch: 19.97 % busy\n", "bl_avg_utilisation_pct_1024"),
+    "named, a decimal without its zero": ("SETUP.md", "\n| `bl_adds_per_byte_1024` | .25 |\n", "bl_adds_per_byte_1024"),
+    "named, small count as 9.0": ("Makefile", "\n# hs_levels_512 = 9.0\n", "hs_levels_512"),
+    "SVG text": ("a05-scan/pictures/h200-trace-blelloch.svg", "<text>2 189 adds</text>\n", "hs_adds_300"),
+}
+
+
+def plant_notebook(path: Path) -> None:
+    """A markdown cell and an output, each with an answer: ~90 (hs_avg_utilisation_pct_1024) and 1,022."""
+    notebook = json.loads(path.read_text())
+    notebook["cells"].append({"cell_type": "markdown", "metadata": {}, "source": ["Hillis-Steele keeps ~90\n"]})
+    notebook["cells"].append({"cell_type": "code", "metadata": {}, "execution_count": 1, "source": ["print()"],
+                              "outputs": [{"output_type": "stream", "name": "stdout", "text": ["1,022\n"]}]})
+    path.write_text(json.dumps(notebook, indent=1))
+
+
+@slow
+@pytest.mark.parametrize("plant", [*PLANTS, "notebook"])
+def test_the_release_check_refuses_an_answer_in_any_spelling(release, tmp_path, plant):
+    """Each file of a copy of the release gets one planted answer; the script's check must name the file."""
+    out, _ = release
+    copy = tmp_path / "release"
+    shutil.copytree(out, copy)
+    if plant == "notebook":
+        shown, slots = "harness/colab/scan-lab.ipynb", {"hs_avg_utilisation_pct_1024", "bl_adds_512", "bl_adds_300"}
+        plant_notebook(copy / shown)
+    else:
+        shown, text, slot = PLANTS[plant]
+        slots = {slot}
+        path = copy / shown
+        if path.suffix == ".svg":
+            data = path.read_text()
+            path.write_text(data.replace("</svg>", text + "</svg>"))
+        else:
+            path.write_text(path.read_text() + text)
+    script = release_script()
+    found = script.leaks(copy, {}, script.drill03_answers(SOLUTIONS))
+    assert found, f"{plant}: nothing found"
+    assert all(line.startswith(shown) for line in found), found
+    named = {re.search(r"answer (\w+) = ", line)[1] for line in found}
+    assert named == slots, found
+
+
+@slow
+def test_the_release_script_refuses_a_release_with_a_planted_answer(tmp_path):
+    """End to end: a repository copy whose lesson README holds an answer is not released (exit 1)."""
+    repo = tmp_path / "repo"
+    files = subprocess.run(["git", "-C", REPO, "ls-files", "-co", "--exclude-standard"], capture_output=True,
+                           text=True, check=True).stdout.splitlines()
+    for name in files:
+        if (REPO / name).is_file():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, repo / name)
+    readme = repo / "a05-scan" / "README.md"
+    readme.write_text(readme.read_text() + "\nAt a 512-element tile Hillis-Steele does 4 097 additions.\n")
+    proc = run([sys.executable, repo / "harness" / "student-release.py", repo / "build" / "out"], repo)
+    assert proc.returncode == 1, describe(proc)
+    assert "a05-scan/README.md:" in proc.stderr and "hs_adds_512 = 4097" in proc.stderr, describe(proc)
+    assert "NOT RELEASABLE" in proc.stderr, describe(proc)
 
 
 @slow
@@ -115,9 +213,30 @@ def test_release_holds_no_drill03_answer(release):
     found = []
     for path in sorted(p for p in out.rglob("*") if p.is_file()):
         data = path.read_bytes()
-        if b"\0" not in data:  # images have no text
-            found += [f"{path.relative_to(out)}: {a}" for a in answers_in(data.decode("utf-8", "replace"))]
+        if b"\0" not in data and path.suffix != ".svg":  # images have no text; an SVG's numbers are coordinates
+            shown = path.relative_to(out).as_posix()
+            found += [f"{shown}: {a}" for a in answers_in(data.decode("utf-8", "replace"), shown)]
     assert found == []
+
+
+@slow
+def test_release_has_its_own_readme_and_only_tools_that_work_in_it(release):
+    """The repository's README describes solutions/ and make student-release; pitfalls.sh needs solutions/."""
+    out, _ = release
+    readme = (out / "README.md").read_text()
+    assert readme == (REPO / "harness" / "RELEASE-README.md").read_text()
+    assert "solutions/" not in readme and "student-release" not in readme and "make solutions" not in readme
+    assert not (out / "harness" / "pitfalls.sh").exists()
+    assert not (out / "harness" / "RELEASE-README.md").exists()
+    # No file of the release holds a line of a drill's answer (pitfalls.sh held drill 01's).
+    for drill in ("01_exclusive_to_inclusive.cpp", "02_segmented_scan.cpp"):
+        starter = set((REPO / "exercises" / drill).read_text().splitlines())
+        answer = {line.strip() for line in (SOLUTIONS / drill).read_text().splitlines()
+                  if line not in starter and len(line.strip()) > 30 and not line.strip().startswith("//")}
+        assert answer, drill
+        for path in (p for p in out.rglob("*") if p.is_file() and b"\0" not in p.read_bytes()):
+            held = answer & {line.strip() for line in path.read_text(errors="replace").splitlines()}
+            assert not held, f"{path.relative_to(out)} holds lines of solutions/{drill}: {sorted(held)}"
 
 
 @slow
@@ -128,10 +247,14 @@ def test_release_has_no_drill03_counter_and_its_grader_checks_the_form_only(rele
     answered = tmp_path / "03_scan_analysis.md"
     answered.write_text((SOLUTIONS / "03_scan_analysis.md").read_text())
     proc = run([sys.executable, out / "harness" / "grade.py", "drill03", answered], out)
-    assert proc.returncode == 1, describe(proc)  # nothing can pass without the counts
-    assert proc.stdout.count("), not checked here") == 25 and "Traceback" not in proc.stderr, describe(proc)
+    assert proc.returncode == 0, describe(proc)  # answered: not a failure, though nothing can be checked here
+    assert proc.stdout.count("), checked by your instructor") == 25 and "Traceback" not in proc.stderr, describe(proc)
+    assert "FAIL" not in proc.stdout, describe(proc)
+    assert proc.stdout.splitlines()[-1].startswith("25 of 25 answered, checked by your instructor"), describe(proc)
     starter = run([sys.executable, out / "harness" / "grade.py", "drill03", out / "exercises" / answered.name], out)
-    assert starter.stdout.count("not answered") == 25 and "), not checked here" not in starter.stdout, describe(starter)
+    assert starter.returncode == 1, describe(starter)
+    assert starter.stdout.count("not answered") == 25 and "), checked by your instructor" not in starter.stdout, \
+        describe(starter)
 
 
 @slow

@@ -412,7 +412,7 @@ def explain_bad_combine(bad: int, a: tuple[int, int, int], b: tuple[int, int, in
 
 
 def drawn_tree_size(seed: int) -> int:
-    """Odd, 5001..8999: never a size drill 03 asks about (1000, 1024 and the warp sizes), so the
+    """Odd, 5001..8999: never a size drill 03 asks about (512, 1024, 300 and the warp sizes), so the
     combine count the report notes at this size is never one of drill 03's answers."""
     return random.Random(f"{seed}/drill02/tree").randrange(5001, 9000, 2)
 
@@ -526,7 +526,7 @@ def grade_drill02_tree(report: Report, runs: dict[tuple[str, int], Ran], seed: i
             order_failures.append(Failure(label, "\n".join(lines), diagnosis, n, "\n".join(safe)))
         if n == drawn_tree_size(seed):
             # Only at the drawn size, and with no comparison with Hillis-Steele's or Blelloch's counts: at a
-            # size drill 03 asks about (1000, 1024) this count would be one of its answers (hs_adds_1000).
+            # size drill 03 asks about (512, 1024, 300) this count would be one of its answers (hs_adds_300).
             # Course mode keeps the seed and the size for the instructor.
             said = "drill 03 counts what the two trees do"
             report.note(f"tree_scan_inclusive did {combines} combines at n = {n}, the size drawn from seed {seed} "

@@ -15,29 +15,34 @@ from .grading import TOO_LARGE, Report, read_submission
 
 # ---- drill 03: the work-and-depth analysis ---------------------------------------------
 
+# The drill's sizes (exercises/03_scan_analysis.md): the counts at COUNTED (the lessons print the
+# 1024-element tile's, so those are no question), utilisation and intensity at PAGE (derived from the
+# page's figures), and a tile that is not a power of two at UNEVEN (padded to COUNTED).
+COUNTED, PAGE, UNEVEN = 512, 1024, 300
+
 # Every numeric slot of exercises/03_scan_analysis.md, in order, with what it is.
 SLOTS03 = {
-    "serial_adds_1024": "adds of the sequential loop at n = 1024",
-    "hs_threads_1024": "Hillis-Steele threads in the block",
-    "hs_levels_1024": "Hillis-Steele levels",
-    "hs_adds_1024": "Hillis-Steele adds",
-    "hs_barriers_1024": "Hillis-Steele barriers, double-buffered: one per level",
-    "bl_threads_1024": "Blelloch threads in the block",
-    "bl_levels_1024": "Blelloch levels (up-sweep and down-sweep)",
-    "bl_adds_1024": "Blelloch adds",
-    "bl_barriers_1024": "Blelloch barriers",
-    "extra_work_factor_1024": "Hillis-Steele adds / Blelloch adds",
-    "hs_avg_utilisation_pct_1024": "Hillis-Steele adds / (levels x threads), in percent",
-    "bl_avg_utilisation_pct_1024": "Blelloch adds / (levels x threads), in percent",
-    "hs_levels_under_25pct_1024": "Hillis-Steele levels with active / threads strictly below 25 %",
-    "bl_levels_under_25pct_1024": "Blelloch levels with active / threads strictly below 25 %",
-    "hs_adds_per_byte_1024": "Hillis-Steele adds / 8n bytes",
-    "bl_adds_per_byte_1024": "Blelloch adds / 8n bytes",
-    "hs_levels_1000": "Hillis-Steele levels at n = 1000",
-    "hs_adds_1000": "Hillis-Steele adds at n = 1000",
-    "bl_padded_n_1000": "the power of two Blelloch pads n = 1000 to",
-    "bl_levels_1000": "Blelloch levels at n = 1000",
-    "bl_adds_1000": "Blelloch adds at n = 1000, every add of the padded tree",
+    f"serial_adds_{COUNTED}": f"adds of the sequential loop at n = {COUNTED}",
+    f"hs_threads_{COUNTED}": "Hillis-Steele threads in the block",
+    f"hs_levels_{COUNTED}": "Hillis-Steele levels",
+    f"hs_adds_{COUNTED}": "Hillis-Steele adds",
+    f"hs_barriers_{COUNTED}": "Hillis-Steele barriers, double-buffered: one per level",
+    f"bl_threads_{COUNTED}": "Blelloch threads in the block",
+    f"bl_levels_{COUNTED}": "Blelloch levels (up-sweep and down-sweep)",
+    f"bl_adds_{COUNTED}": "Blelloch adds",
+    f"bl_barriers_{COUNTED}": "Blelloch barriers",
+    f"extra_work_factor_{COUNTED}": "Hillis-Steele adds / Blelloch adds",
+    f"hs_avg_utilisation_pct_{PAGE}": f"Hillis-Steele adds / (levels x threads), in percent, at n = {PAGE}",
+    f"bl_avg_utilisation_pct_{PAGE}": "Blelloch adds / (levels x threads), in percent",
+    f"hs_levels_under_25pct_{PAGE}": "Hillis-Steele levels with active / threads strictly below 25 %",
+    f"bl_levels_under_25pct_{PAGE}": "Blelloch levels with active / threads strictly below 25 %",
+    f"hs_adds_per_byte_{PAGE}": "Hillis-Steele adds / 8n bytes",
+    f"bl_adds_per_byte_{PAGE}": "Blelloch adds / 8n bytes",
+    f"hs_levels_{UNEVEN}": f"Hillis-Steele levels at n = {UNEVEN}",
+    f"hs_adds_{UNEVEN}": f"Hillis-Steele adds at n = {UNEVEN}",
+    f"bl_padded_n_{UNEVEN}": f"the power of two Blelloch pads n = {UNEVEN} to",
+    f"bl_levels_{UNEVEN}": f"Blelloch levels at n = {UNEVEN}",
+    f"bl_adds_{UNEVEN}": f"Blelloch adds at n = {UNEVEN}, every add of the padded tree",
     "warp_scan_steps_32": "shuffle steps of a 32-lane warp scan",
     "warp_scan_steps_64": "shuffle steps of a 64-lane wavefront scan",
     "shfl_block_barriers_1024": "barriers of the warp-shuffle block scan",
@@ -51,47 +56,52 @@ LAB1_BARRIERS = ("that counts the way Lab 1's barriers/tile column does, every _
                  "the one after loading the tile; this drill counts one barrier per level of the tree and "
                  "leaves the load's barrier out (see the definitions at the top).")
 
-# Wrong answers worth a sentence: slot -> {wrong value: why}.
+# Wrong answers worth a sentence: slot -> {wrong value: why}. The wrong values are written as what
+# they are (n log2 n, one sweep, Lab 1's count ...), from the size, not as bare numbers.
+_L = COUNTED.bit_length() - 1  # log2 of the counted tile
 HINTS03 = {
-    "serial_adds_1024": {1024: "the first element needs no add: n - 1."},
-    "hs_adds_1024": {10240: "n log2 n gives every thread an add at every level, but threads tid < d have nothing "
-                            "to their left and only copy."},
-    "hs_barriers_1024": {20: "20 is the register-staged variant (two barriers a level); the model is "
-                             "double-buffered, one barrier a level.",
-                         11: LAB1_BARRIERS + " 11 is Lab 1's count for the double-buffered kernel.",
-                         21: LAB1_BARRIERS + " 21 is Lab 1's count for the register-staged kernel, which the model "
-                                             "is not."},
-    "bl_threads_1024": {1024: "Blelloch's block has one thread per PAIR: n/2."},
-    "bl_levels_1024": {10: "that is one sweep; the up-sweep and the down-sweep have log2 n levels each."},
-    "bl_barriers_1024": {10: "one barrier per level, and there are levels in both sweeps.",
-                         22: LAB1_BARRIERS + " 22 is Lab 1's count, which adds the barriers after the load and "
-                                             "after clearing the root."},
-    "bl_adds_1024": {1023: "that is the up-sweep alone; the down-sweep does as many again.",
-                     2048: "each sweep touches the n - 1 internal nodes of the tree: 2(n - 1)."},
-    "bl_levels_under_25pct_1024": {16: "16 is what 1024 threads would give; Blelloch runs n/2 = 512 threads, "
-                                       "one per pair."},
-    "bl_adds_1000": {1998: "Blelloch pads to 1024, and every add of the padded tree is executed and counted."},
-    "bl_levels_1000": {19: "the padded tree has 1024 leaves: log2 1024 levels per sweep."},
+    f"serial_adds_{COUNTED}": {COUNTED: "the first element needs no add: n - 1."},
+    f"hs_adds_{COUNTED}": {COUNTED * _L: "n log2 n gives every thread an add at every level, but threads tid < d "
+                                         "have nothing to their left and only copy."},
+    f"hs_barriers_{COUNTED}": {2 * _L: "that is the register-staged variant (two barriers a level); the model is "
+                                       "double-buffered, one barrier a level.",
+                               _L + 1: LAB1_BARRIERS + " That is Lab 1's count for the double-buffered kernel.",
+                               2 * _L + 1: LAB1_BARRIERS + " That is Lab 1's count for the register-staged kernel, "
+                                                           "which the model is not."},
+    f"bl_threads_{COUNTED}": {COUNTED: "Blelloch's block has one thread per PAIR: n/2."},
+    f"bl_levels_{COUNTED}": {_L: "that is one sweep; the up-sweep and the down-sweep have log2 n levels each."},
+    f"bl_barriers_{COUNTED}": {_L: "one barrier per level, and there are levels in both sweeps.",
+                               2 * _L + 2: LAB1_BARRIERS + " That is Lab 1's count, which adds the barriers after "
+                                                           "the load and after clearing the root."},
+    f"bl_adds_{COUNTED}": {COUNTED - 1: "that is the up-sweep alone; the down-sweep does as many again.",
+                           2 * COUNTED: "each sweep touches the n - 1 internal nodes of the tree: 2(n - 1)."},
+    f"bl_levels_under_25pct_{PAGE}": {16: "16 is what 1024 threads would give; Blelloch runs n/2 = 512 "
+                                          "threads, one per pair."},
+    f"bl_adds_{UNEVEN}": {2 * (UNEVEN - 1): f"Blelloch pads to {COUNTED}, and every add of the padded tree is "
+                                            "executed and counted."},
+    f"bl_levels_{UNEVEN}": {2 * _L - 1: f"the padded tree has {COUNTED} leaves: log2 of that many levels per sweep."},
 }
 
 # The same wrong answers, in course mode: the same idea, without a number or a closed form that
 # is the count itself (or another slot's count). Every key of HINTS03 has one.
 HINTS03_COURSE = {
-    "serial_adds_1024": {1024: "the first element needs no add."},
-    "hs_adds_1024": {10240: HINTS03["hs_adds_1024"][10240]},
-    "hs_barriers_1024": {20: "that is the register-staged variant (two barriers a level); the model is "
-                             "double-buffered, one barrier a level.",
-                         11: LAB1_BARRIERS, 21: LAB1_BARRIERS + " It is also the register-staged kernel's count."},
-    "bl_threads_1024": {1024: "Blelloch's block has one thread per PAIR of elements."},
-    "bl_levels_1024": {10: "that is one sweep; the down-sweep walks the tree back and has its own levels."},
-    "bl_barriers_1024": {10: HINTS03["bl_barriers_1024"][10], 22: LAB1_BARRIERS},
-    "bl_adds_1024": {1023: HINTS03["bl_adds_1024"][1023],
-                     2048: "each sweep adds only at the internal nodes of the tree, not at every element."},
-    "bl_levels_under_25pct_1024": {16: "that is what a block of one thread per element would give; Blelloch runs "
-                                       "one thread per pair."},
-    "bl_adds_1000": {1998: "Blelloch pads the tile to the next power of two, and every add of the padded tree is "
-                           "executed and counted."},
-    "bl_levels_1000": {19: "count the levels of the padded tree (the next power of two), in both sweeps."},
+    f"serial_adds_{COUNTED}": {COUNTED: "the first element needs no add."},
+    f"hs_adds_{COUNTED}": {COUNTED * _L: HINTS03[f"hs_adds_{COUNTED}"][COUNTED * _L]},
+    f"hs_barriers_{COUNTED}": {2 * _L: HINTS03[f"hs_barriers_{COUNTED}"][2 * _L],
+                               _L + 1: LAB1_BARRIERS,
+                               2 * _L + 1: LAB1_BARRIERS + " It is also the register-staged kernel's count."},
+    f"bl_threads_{COUNTED}": {COUNTED: "Blelloch's block has one thread per PAIR of elements."},
+    f"bl_levels_{COUNTED}": {_L: "that is one sweep; the down-sweep walks the tree back and has its own levels."},
+    f"bl_barriers_{COUNTED}": {_L: HINTS03[f"bl_barriers_{COUNTED}"][_L], 2 * _L + 2: LAB1_BARRIERS},
+    f"bl_adds_{COUNTED}": {COUNTED - 1: HINTS03[f"bl_adds_{COUNTED}"][COUNTED - 1],
+                           2 * COUNTED: "each sweep adds only at the internal nodes of the tree, not at every "
+                                        "element."},
+    f"bl_levels_under_25pct_{PAGE}": {16: "that is what a block of one thread per element would give; Blelloch "
+                                          "runs one thread per pair."},
+    f"bl_adds_{UNEVEN}": {2 * (UNEVEN - 1): "Blelloch pads the tile to the next power of two, and every add of the "
+                                            "padded tree is executed and counted."},
+    f"bl_levels_{UNEVEN}": {2 * _L - 1: "count the levels of the padded tree (the next power of two), in both "
+                                        "sweeps."},
 }
 
 PROSE_PLACEHOLDER = "_(write your answer here)_"
@@ -191,10 +201,11 @@ def prose_answers(text: str) -> list[tuple[str, str]]:
 
 
 COUNTED_BY = "counted by the harness (harness/scanlab/scan_counts.py)"
-NO_COUNTER_SHORT = "this copy of the harness has no reference counts; your instructor's grader checks the value."
+NO_COUNTER_SHORT = "this copy of the harness has no reference counts, so it cannot check the value."
 NO_COUNTER = ("drill 03: this is the student release, which leaves out the harness's counter (it would print the "
-              "answers): each number is checked for its form only (answered, and a number), and every check says "
-              "'not checked here'. Your instructor's grader checks the values.")
+              "answers): each number is checked for its form only (answered, and a number). A number is "
+              "'answered, checked by your instructor'; an unanswered slot or one that is not a number fails. "
+              "Your instructor's grader checks the values.")
 
 
 def grade_drill03(submission: Path, workdir: Path, seed: int, timeout: float, mode: str = "self-study") -> Report:
@@ -240,7 +251,8 @@ def grade_drill03(submission: Path, workdir: Path, seed: int, timeout: float, mo
             report.add(slot, False, f"not answered: the line still reads `{slot} = ____` ({what}).")
             continue
         if counted is None:
-            report.add(slot, False, f"answered ({answers[slot].strip()}), not checked here: {NO_COUNTER_SHORT}")
+            report.add(slot, True, f"answered ({answers[slot].strip()}), checked by your instructor: "
+                                   f"{NO_COUNTER_SHORT}", unchecked=True)
             continue
         decimal = "." in counted
         right = abs(value - float(counted)) <= 0.01 + 1e-9 if decimal else value == float(counted)

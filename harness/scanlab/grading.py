@@ -157,10 +157,11 @@ class Check:
     max_score: float = 1.0
     detail: str = ""  # instructor-only: never shown to a student, never in a visible test's output
     visibility: str = "visible"
+    unchecked: bool = False  # answered, but this copy cannot check it (the student release): no fault, no score
 
     @property
     def score(self) -> float:
-        return self.max_score if self.passed else 0.0
+        return self.max_score if self.passed and not self.unchecked else 0.0
 
 
 @dataclass
@@ -178,7 +179,8 @@ class Report:
         return self.mode == "course"
 
     def add(self, name: str, passed: bool, feedback: str = "", max_score: float | None = None, *,
-            student: str | None = None, detail: str = "", visibility: str | None = None) -> Check:
+            student: str | None = None, detail: str = "", visibility: str | None = None,
+            unchecked: bool = False) -> Check:
         """Add a check; its points and visibility come from points.toml unless given.
 
         `feedback` is the full text (self-study). `student`, when given, is the
@@ -194,7 +196,7 @@ class Report:
         if self.course and student is not None:
             feedback, detail = student, "\n".join(t for t in (detail, feedback) if t and t != student)
         check = Check(name, passed, feedback, 1.0 if max_score is None else max_score, detail,
-                      visibility or "visible")
+                      visibility or "visible", unchecked)
         self.checks.append(check)
         return check
 
@@ -247,12 +249,20 @@ class Report:
             return visible("\n".join(lines))
         for c in self.checks:
             points = " (not scored)" if c.max_score == 0 else f" ({c.max_score:g} points)" if c.max_score != 1 else ""
-            lines.append(f"  {'PASS' if c.passed else 'FAIL'}  {c.name}{points}")
+            label = "ANSWERED" if c.unchecked else "PASS" if c.passed else "FAIL"
+            lines.append(f"  {label}  {c.name}{points}")
             lines += [f"        {line}" for line in c.feedback.splitlines()]
             if instructor and c.detail:
                 lines += [f"        instructor: {line}" for line in c.detail.splitlines()]
         verdict = "every check passed" if self.passed else f"{len(self.failed())} of {len(self.checks)} checks failed"
-        lines.append(f"score {self.score:g}/{self.max_score:g}: {verdict}")
+        unchecked = sum(c.unchecked for c in self.checks)
+        if unchecked:  # no score can be given here: say what was done and who checks the rest
+            rest = "" if unchecked == len(self.checks) else \
+                "; the others: " + ("passed" if self.passed else f"{len(self.failed())} failed")
+            lines.append(f"{unchecked} of {len(self.checks)} answered, checked by your instructor (no score "
+                         f"here: this copy has no reference values){rest}")
+        else:
+            lines.append(f"score {self.score:g}/{self.max_score:g}: {verdict}")
         return visible("\n".join(lines))
 
     def instructor_text(self) -> str:
