@@ -1027,7 +1027,7 @@ def test_course_toml_sets_the_options_flags_win_and_a_bad_file_is_status_2(tmp_p
     klass = small_class(tmp_path, {"ann": {"drill03": SOLUTIONS / FILES["drill03"],
                                            "drill01": SOLUTIONS / FILES["drill01"]}})
     (klass / "course.toml").write_text('mode = "self-study"\nseed = 77\njobs = 1\nexercises = ["drill03"]\n'
-                                       '[points.drill03]\n"serial_adds_1024" = 5\n')
+                                       '[points.drill03]\n"serial_adds_512" = 5\n')
     out = tmp_path / "out"
     proc = grade("class", klass, "--out", out)
     assert proc.returncode == EXIT_PASS, proc.stderr
@@ -1049,7 +1049,7 @@ def test_course_toml_sets_the_options_flags_win_and_a_bad_file_is_status_2(tmp_p
                        ('jobs = 0\n', "jobs must be a whole number"), ('mode = "exam"\n', "mode must be one of"),
                        ('exercises = ["drill09"]\n', "exercises must be a list"),
                        ('[points.drill03]\n"nope" = 1\n', "has no check 'nope'"),
-                       ('[points.drill03]\n"serial_adds_1024" = -1\n', "must be a number >= 0"),
+                       ('[points.drill03]\n"serial_adds_512" = -1\n', "must be a number >= 0"),
                        ('seed = \n', "not valid TOML")):
         (klass / "course.toml").write_text(text)
         bad = grade("class", klass, "--out", tmp_path / "bad")
@@ -1209,4 +1209,4 @@ def test_the_readmes_course_toml_is_one_the_class_run_accepts(tmp_path):
     (tmp_path / "course.toml").write_text(example)
     table = class_tools.load_config(tmp_path / "course.toml", ("self-study", "course"), list(FILES),
                                     grading.points_table())
-    assert table["exercises"] == ["drill01", "drill03"] and table["points"] == {"drill03": {"serial_adds_1024": 2}}
+    assert table["exercises"] == ["drill01", "drill03"] and table["points"] == {"drill03": {"serial_adds_512": 2}}

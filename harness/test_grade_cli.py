@@ -206,3 +206,10 @@ def test_what_a_function_prints_is_shown_in_self_study_and_kept_from_students_in
     assert self_study.returncode == course.returncode == EXIT_PASS, self_study.stdout + course.stdout
     assert "your functions printed" in self_study.stdout and "e2i n=8" in self_study.stdout
     assert "your functions printed something" in course.stdout and "e2i n=" not in course.stdout
+
+
+@pytest.mark.parametrize("command", ["class", "merge"])
+def test_class_and_merge_help_print_the_usage_and_exit_0(command):
+    proc = grade(command, "--help")
+    assert proc.returncode == EXIT_PASS, proc.stderr
+    assert proc.stdout.startswith("usage: python3 harness/grade.py class") and "usage: usage:" not in proc.stdout

@@ -1248,6 +1248,9 @@ def grade_class(argv: list[str]) -> int:
     parser.add_argument("--require-sandbox", action="store_true")
     parser.add_argument("--only", action="append", metavar="NAME")
     parser.add_argument("--config", type=Path)
+    if "--help" in argv or "-h" in argv:  # the usage and where the options are explained, status 0
+        print(f"usage: {USAGE.removeprefix('usage: ')}\nSee harness/README.md, \"Grading a class\", for every option.")
+        return EXIT_PASS
     args = parser.parse_args(argv)
     class_dir, out_dir = args.class_dir.resolve(), args.out.resolve()
     if not class_dir.is_dir():
@@ -1556,6 +1559,9 @@ def merge(argv: list[str]) -> int:
     parser = _Parser(prog="grade.py merge", usage=USAGE, add_help=False)
     parser.add_argument("shards", type=Path, nargs="+")
     parser.add_argument("--out", type=Path, required=True)
+    if "--help" in argv or "-h" in argv:  # the usage and where the options are explained, status 0
+        print(f"usage: {USAGE.removeprefix('usage: ')}\nSee harness/README.md, \"Grading a class\", for every option.")
+        return EXIT_PASS
     args = parser.parse_args(argv)
     infos = []
     for shard in args.shards:
