@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
+from .sandbox import SHARED_PLACES, ipc_objects, remove_ipc
 from .grading import SUBMISSION_LIMIT_BYTES, TOO_LARGE, visible
 from .paths import HARNESS, REPO
 from . import class_tools
@@ -691,8 +692,6 @@ def _uid_slice(outer: range, size: int, slot: int) -> range:
 # Without bubblewrap a run shares the machine's /tmp, /proc, abstract sockets and System V IPC with
 # every other run; the class run then grades one student at a time, and after each removes what
 # that student's runs left (see grade_class).
-SHARED_PLACES = ("/tmp", "/var/tmp", "/dev/shm", "/dev/mqueue")
-_IPC = (("shm", "shmid"), ("sem", "semid"), ("msg", "msqid"))
 
 
 def _processes() -> list[tuple[int, set[int]]]:
@@ -746,35 +745,6 @@ def _unmount_under(folder: Path) -> None:
         libc.umount2(os.fsencode(point), 2)  # MNT_DETACH
 
 
-def _ipc_objects() -> list[tuple[str, int, int, int]]:
-    """(kind, id, owner uid, creator uid) of every System V IPC object."""
-    found = []
-    for kind, key in _IPC:
-        try:
-            lines = Path(f"/proc/sysvipc/{kind}").read_text().splitlines()
-        except OSError:
-            continue
-        if not lines:
-            continue
-        header = lines[0].split()
-        for line in lines[1:]:
-            fields = dict(zip(header, line.split()))
-            try:
-                found.append((kind, int(fields[key]), int(fields["uid"]), int(fields["cuid"])))
-            except (KeyError, ValueError):
-                continue
-    return found
-
-
-def _remove_ipc(kind: str, ident: int) -> bool:
-    libc = ctypes.CDLL(None, use_errno=True)
-    if kind == "shm":
-        return libc.shmctl(ident, 0, None) == 0  # IPC_RMID is 0
-    if kind == "sem":
-        return libc.semctl(ident, 0, 0) == 0
-    return libc.msgctl(ident, 0, None) == 0
-
-
 @dataclass
 class Snapshot:
     """What the shared places held before a student's runs (used where the runs have the grader's uid)."""
@@ -789,7 +759,7 @@ def snapshot() -> Snapshot:
             entries |= {entry.path for entry in os.scandir(place)}
         except OSError:
             pass
-    return Snapshot(entries, {(kind, ident) for kind, ident, _, _ in _ipc_objects()})
+    return Snapshot(entries, {(kind, ident) for kind, ident, _, _ in ipc_objects()})
 
 
 def _remove(path: str, info: os.stat_result) -> bool:
@@ -836,11 +806,11 @@ def remove_leftovers(uids: set[int] | range | None, before: Snapshot | None, kee
 
     for place in SHARED_PLACES:
         visit(place, 0)
-    for kind, ident, owner, creator in _ipc_objects():
+    for kind, ident, owner, creator in ipc_objects():
         ours = ((owner in uids or creator in uids) if by_uid
                 else by_snapshot and (kind, ident) not in before.ipc and creator == me)
         if ours:
-            removed["ipc"] += _remove_ipc(kind, ident)
+            removed["ipc"] += remove_ipc(kind, ident)
     said = [f"{n} {what}" for n, what in (
         (removed["processes"], "process(es) killed"),
         (removed["files"], f"file(s) or folder(s) removed from {', '.join(SHARED_PLACES)}"),
