@@ -1,45 +1,32 @@
 // Day 31: the Hillis-Steele block scan, the race that hides at one warp, and its fix.
 //
-// Four kernels scan the same input, one tile per block, at block sizes 32, 64,
-// 256 and 1024. Two of them are broken on purpose (the in-place race and the
-// double-buffered scan that forgets to copy idle lanes forward); their mismatch
-// counts are printed but never gated. The two double-buffered kernels, one
-// inclusive and one exclusive, are gated: the exit status is 0 only when both
-// match the CPU reference exactly at every block size.
+// Four kernels scan one tile per block at 32, 64, 256 and 1024 threads. Two are broken on
+// purpose (the in-place race; the double buffer that forgets to copy idle lanes forward):
+// their mismatches are printed, never gated. The two double-buffered kernels are gated.
 //
-// Build (the page's Tesla T4, then Hopper, then both in one binary):
+// Build (the page's T4, then Hopper, then both in one binary):
 //   nvcc -std=c++17 -O3 -arch=sm_75 -o scan scan.cu
 //   nvcc -std=c++17 -O3 -arch=sm_90 -o scan scan.cu
 //   nvcc -std=c++17 -O3 -gencode arch=compute_75,code=sm_75 -gencode arch=compute_90,code=[sm_90,compute_90] -o scan scan.cu
 //
-// Run:
-//   ./scan                                  the page's run: 1,049,187 elements, (i % 8) + 1
-//   ./scan --pattern random --seed 7        random integers 0..15, reproducible by seed
-//   ./scan --n 1025 --block 256 --kernel double-buffer,exclusive
-//   ./scan --help                           every flag
-//   compute-sanitizer --tool racecheck ./scan --n 4096 --block 256 --kernel in-place
+// The kernels, in reading order, and the command that runs each:
+//   scanInclusiveInPlace       the textbook loop in one shared array: the race  ./scan --kernel in-place
+//   scanInclusiveNoCopy        two halves, but idle lanes skip their copy      ./scan --kernel no-copy
+//   hillisSteeleDoubleBuffer   the fix: a __device__ helper the next two share
+//   scanInclusiveDoubleBuffer  gated: the inclusive scan                       ./scan --kernel double-buffer
+//   scanExclusiveDoubleBuffer  gated: the same scan, shifted one place         ./scan --kernel exclusive
 //
-// Observe: the in-place row at 32 threads can show zero mismatches while 64 and
-// up do not. A zero at one warp is luck, not correctness; racecheck reports the
-// hazard either way.
+// Run: ./scan is the page's run (1,049,187 elements, (i % 8) + 1); --pattern random --seed 7
+// for random integers 0..15; --n 1025 --block 256 for one size; --help for every flag.
+// Observe: in place at 32 threads can show zero mismatches while 64 and up do not; a zero at
+// one warp is luck, and compute-sanitizer --tool racecheck ./scan --n 4096 --block 256
+// --kernel in-place reports the hazard either way. Lane by lane: trace.cu beside this file.
 //
-// Exit status: 0 every gated kernel matched; 1 a gated kernel mismatched or a
-// CUDA call failed; 2 bad command line; 3 no usable GPU (no device, driver
-// missing or too old, or no binary for this GPU's architecture).
-//
-// Map, in reading order: the kernels first, then what the host needs.
-//   scanInclusiveInPlace       the textbook loop in one shared array: the race     --kernel in-place
-//   scanInclusiveNoCopy        two halves, but idle lanes skip their copy          --kernel no-copy
-//   hillisSteeleDoubleBuffer   the fix (a __device__ helper the next two share)
-//   scanInclusiveDoubleBuffer  gated: the inclusive scan                           --kernel double-buffer
-//   scanExclusiveDoubleBuffer  gated: scan, then shift one place                   --kernel exclusive
-//   then limits, the work per block (computed at compile time), the input, the CPU
-//   reference, and from "host side" on: options, device, checks, main; after main, the
-//   plumbing block every CUDA lesson file shares (input generator, number parsing, errors).
-// Watching the race lane by lane: trace.cu beside this file (its own program, README.md).
+// Exit status: 0 every gated kernel matched; 1 a gated kernel mismatched or a CUDA call
+// failed; 2 bad command line; 3 no usable GPU (no device, driver too old, no code for it).
+// Layout: CPU reference, kernels, host side, main, then the plumbing every lesson shares.
 
 #include <cuda_runtime.h>
-
 #include <cerrno>
 #include <cinttypes>
 #include <cstdint>
@@ -70,23 +57,42 @@ constexpr const char* kProgram = "scan";  // error lines start with it
         }                                                                         \
     } while (0)
 
-// A launch reports bad configurations through cudaGetLastError and faults in
-// the kernel through the next synchronisation; check both, and wait for the kernel
-// (the A05 programs' CUDA_CHECK_LAUNCH checks the launch only and does not wait).
+// A launch reports bad configurations through cudaGetLastError and faults in the kernel
+// through the next synchronisation: check both (A05's CUDA_CHECK_LAUNCH does not wait).
 #define CUDA_CHECK_LAUNCH_AND_WAIT()             \
     do {                                         \
         CUDA_CHECK(cudaGetLastError());          \
         CUDA_CHECK(cudaDeviceSynchronize());     \
     } while (0)
 
-constexpr unsigned int kMaxThreadsPerBlock = 1024;
+// ---- CPU reference ---------------------------------------------------------
+// Each block scans its own tile of `block` elements: the running total restarts at every tile.
+
+static void scanTilesInclusive(const std::vector<float>& in, unsigned int block, std::vector<float>& out) {
+    out.resize(in.size());
+    float running = 0.0f;
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (i % block == 0) running = 0.0f;
+        running += in[i];
+        out[i] = running;
+    }
+}
+
+static void scanTilesExclusive(const std::vector<float>& in, unsigned int block, std::vector<float>& out) {
+    out.resize(in.size());
+    float running = 0.0f;
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (i % block == 0) running = 0.0f;
+        out[i] = running;
+        running += in[i];
+    }
+}
 
 // ---- GPU kernels -----------------------------------------------------------
-//
-// All four: one tile of blockDim.x elements per block, blockDim.x <= 1024.
-// Lanes past the end of the array load 0, the identity for +, so a partial last
-// tile needs no special case. The bounds check guards data, never a barrier:
-// every thread of the block must reach every __syncthreads().
+// One tile of blockDim.x <= 1024 per block; lanes past the end load 0, the identity for +, so a
+// partial tile needs no special case. Guards are on data, never on a barrier: every thread
+// of the block must reach every __syncthreads().
+constexpr unsigned int kMaxThreadsPerBlock = 1024;
 
 // BROKEN (reported, not gated). Lane tid reads tile[tid - offset] in the same
 // step in which lane tid - offset overwrites it; the barrier sits after both.
@@ -176,14 +182,13 @@ __global__ void scanExclusiveDoubleBuffer(const float* __restrict__ in, float* _
     if (i < n) out[i] = tid > 0 ? tile[src * blockDim.x + tid - 1] : 0.0f;
 }
 
-// ---- limits, and the plumbing this file uses (none of it is the kernels') ---------
+// ---- host side -------------------------------------------------------------
 
 constexpr unsigned int kDefaultBlocks[] = {32, 64, 256, 1024};
 constexpr size_t kDefaultN = 1049187;  // leaves a partial last tile at every default block size
 constexpr size_t kMaxN = size_t(1) << 30;
 
-// What compareExact (in the plumbing block) reports: how many elements differ, and
-// the first of them.
+// What compareExact (in the plumbing block) reports: how many elements differ, and the first.
 struct Mismatch {
     size_t count = 0;
     size_t first = 0;
@@ -191,15 +196,11 @@ struct Mismatch {
     float actual = 0.0f;
 };
 
-// The host plumbing this file uses, defined in the block at its end (identical in every
-// CUDA lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond, openDevice, compareExact, medianMs).
-static void printUsage(FILE* to);
+// The plumbing this file uses from the block after main (identical in every CUDA lesson file).
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
 [[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
 [[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
-[[noreturn]] [[maybe_unused]] static void noGpu(const char* why, cudaError_t err);
 [[maybe_unused]] static std::string fmt(const char* format, double value);
 [[maybe_unused]] static std::string num(unsigned long long value);
 [[maybe_unused]] static void printTable(const std::vector<std::string>& header,
@@ -267,33 +268,6 @@ static std::vector<float> makeInput(size_t n, Pattern pattern, uint64_t seed) {
     }
     return in;
 }
-
-// ---- CPU reference ---------------------------------------------------------
-//
-// Each block scans its own tile of `block` elements, so the reference restarts
-// its running total at every tile boundary.
-
-static void scanTilesInclusive(const std::vector<float>& in, unsigned int block, std::vector<float>& out) {
-    out.resize(in.size());
-    float running = 0.0f;
-    for (size_t i = 0; i < in.size(); ++i) {
-        if (i % block == 0) running = 0.0f;
-        running += in[i];
-        out[i] = running;
-    }
-}
-
-static void scanTilesExclusive(const std::vector<float>& in, unsigned int block, std::vector<float>& out) {
-    out.resize(in.size());
-    float running = 0.0f;
-    for (size_t i = 0; i < in.size(); ++i) {
-        if (i % block == 0) running = 0.0f;
-        out[i] = running;
-        running += in[i];
-    }
-}
-
-// ---- host side -------------------------------------------------------------
 
 using ScanKernel = void (*)(const float*, float*, size_t);
 

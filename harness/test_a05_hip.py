@@ -274,6 +274,14 @@ def test_kernels_are_the_cuda_kernels_token_for_token(program):
         pytest.fail(f"the kernels of the two ports differ (tokens, comments ignored):\n{diff}", pytrace=False)
 
 
+def test_the_first_kernel_of_lab_1_starts_by_line_170():
+    """The port keeps cuda/scan.cu's reading order, and its budget: the map, the includes and the
+    error macros, the CPU reference, then the kernels; the host's limits and declarations below them."""
+    lines = (REPO / SOURCES["scan"]).read_text().splitlines()
+    first = next(k for k, line in enumerate(lines, 1) if line.startswith("__global__"))
+    assert first <= 170, f"{SOURCES['scan']}: the first kernel starts at line {first}, past the budget of 170"
+
+
 # ---- without a GPU: the AMD build ----------------------------------------------------
 
 @pytest.mark.hip

@@ -297,3 +297,51 @@ def test_the_no_gpu_commands_run_as_shown_with_their_documented_status(tmp_path)
                           capture_output=True, text=True, check=True).stdout.splitlines()
     outside = [line for line in left if not line[3:].startswith(("build/", ".venv/"))]
     assert not outside, f"the documented commands left files outside build/: {outside}"
+
+
+# ---- reading budgets of the lesson files (issue 22) ---------------------------------------
+#
+# What a student opens first: the header is the map (30 comment lines at most), and the part of
+# each lesson file above its fenced plumbing block is at most two thirds of its length when the
+# issue was filed. (The first kernel's line is held in each lesson's own test module; the
+# stretch starters' budgets in test_stretch_programs.py.)
+LESSON_FILES = ["day31-scan/scan.cu", "day31-scan/trace.cu", "a05-scan/cuda/scan.cu", "a05-scan/cuda/compaction.cu",
+                "a05-scan/cuda/trace.cu", "a05-scan/hip/scan.cpp", "a05-scan/hip/compaction.cpp",
+                "a05-scan/hip/trace.cpp"]
+FENCE = "// ==== plumbing, identical in every"
+# file -> (its lines when issue 22 was filed, the lines above the fence now allowed: two thirds)
+ABOVE_FENCE = {"day31-scan/scan.cu": (968, 645), "a05-scan/cuda/scan.cu": (1612, 1075),
+               "a05-scan/cuda/compaction.cu": (898, 598), "a05-scan/hip/scan.cpp": (1652, 1101),
+               "a05-scan/hip/compaction.cpp": (919, 612)}
+NOT_YET = {"a05-scan/cuda/scan.cu", "a05-scan/cuda/compaction.cu", "a05-scan/hip/scan.cpp",
+           "a05-scan/hip/compaction.cpp"}
+
+
+def header_lines(text: str) -> int:
+    """The comment lines a file opens with (a C++ `//` block, or a Python module docstring)."""
+    lines = text.splitlines()
+    if lines[0].startswith('"""'):
+        return next(k for k, line in enumerate(lines[1:], 2) if line.startswith('"""'))
+    return next(k for k, line in enumerate(lines) if not line.startswith("//"))
+
+
+@pytest.mark.parametrize("path", [*LESSON_FILES, "a05-scan/triton/scan.py"])
+def test_every_lesson_header_is_a_map_of_30_lines_or_fewer(path):
+    text = (REPO / path).read_text()
+    lines = header_lines(text)
+    assert lines <= 30, f"{path}: a header of {lines} comment lines (30 at most)"
+    assert "Exit status" in "\n".join(text.splitlines()[:lines]), f"{path}: the header names no exit status"
+
+
+def test_the_header_counter_counts_what_it_should():
+    assert header_lines("// a\n//\n// b\n\n#include <x>\n") == 3
+    assert header_lines('"""\nTitle\n\ntext\n"""\n\nimport os\n') == 5
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(
+    strict=True, reason="issue 22: trimmed, but still over two thirds; a strict xfail, so meeting the "
+    "budget turns this red until NOT_YET drops the file")) if p in NOT_YET else p for p in ABOVE_FENCE])
+def test_each_lesson_files_part_above_the_fence_keeps_its_budget(path):
+    filed, budget = ABOVE_FENCE[path]
+    lines = (REPO / path).read_text().split(FENCE)[0].count("\n")
+    assert lines <= budget, f"{path}: {lines} lines above the plumbing block, over {budget} (2/3 of {filed})"

@@ -163,6 +163,22 @@ def test_no_gpu_exits_3_with_one_line(lab):
     assert result.returncode == 3, result.describe()
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "no usable GPU" in lines[0], result.describe()
+    assert "--device cpu" in lines[0], "the no-GPU line must name the way to run without one"
+
+
+@pytest.mark.triton
+def test_the_cpu_run_reports_progress_and_the_time_left(lab, capsys, monkeypatch):
+    clock = iter([100.0, 104.0, 108.0, 0.0, 0.0])
+    monkeypatch.setattr(lab.time, "monotonic", lambda: next(clock))
+    progress = lab.Progress("cpu", "scan_1d checks", 4)
+    progress.step()
+    progress.step()
+    assert capsys.readouterr().err.splitlines() == [
+        "scan.py: scan_1d checks 1/4, 4 s so far, about 12 s to go",
+        "scan.py: scan_1d checks 2/4, 8 s so far, about 8 s to go"]
+    quiet = lab.Progress("cuda", "scan_1d checks", 4)
+    quiet.step()
+    assert capsys.readouterr().err == "", "a GPU run prints no progress"
 
 
 # The test's own reference: exact for integer-valued data.

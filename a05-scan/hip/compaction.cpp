@@ -1,52 +1,33 @@
 // A05 Lab 2 in HIP: stream compaction, std::copy_if on the GPU, built on the scan.
 //
-// The HIP port of cuda/compaction.cu, line for line: the same flags, tables and exit
-// statuses; only the runtime calls (hip*), the device line of the header and the
-// notes on AMD hardware differ.
+// The port of cuda/compaction.cu, line for line (what differs: ../README.md); no kernel
+// depends on the wavefront width (the scan's tree is LDS with a barrier between steps).
 // Keep the non-zero elements of an array, in their original order, with no atomics:
 //   mark    : flags[i] = (in[i] != 0)
 //   scan    : offsets = exclusive scan of flags   (offsets[i] IS the output slot of a kept in[i])
 //   scatter : if (flags[i]) out[offsets[i]] = in[i]
 //   count   : kept = offsets[n-1] + flags[n-1]     (the total the exclusive scan dropped)
-// The scan is Lab 1's 3-phase scan (copied here: lesson files stand alone), run on
-// unsigned integers because offsets are addresses; integers are exact at any n this
-// program accepts, where float flags would stop being exact past 2^24 elements.
-// The result is compared with std::copy_if, count and every value. No kernel
-// depends on the wavefront width (64 on CDNA, 32 on RDNA and NVIDIA): the scan's
-// tree is shared memory (LDS) with a barrier between dependent steps.
+// The scan is Lab 1's 3-phase scan (copied: lesson files stand alone) on unsigned integers,
+// exact at any n this program accepts; the result is checked against std::copy_if.
 //
-// Build (the Makefile does this: `make hip GPU_ARCH=gfx942` from a05-scan/):
-//   hipcc -std=c++17 -O3 --offload-arch=gfx942 -o compaction hip/compaction.cpp    MI300 (ROCm 6.0 or newer)
-//   hipcc -std=c++17 -O3 --offload-arch=gfx950 -o compaction hip/compaction.cpp    MI350 (ROCm 7.0 or newer)
-//   hipcc -std=c++17 -O3 --offload-arch=gfx90a -o compaction hip/compaction.cpp    MI200 (Debian's hipcc too)
-//   hipcc -std=c++17 -O3 --offload-arch=gfx1100 -o compaction hip/compaction.cpp   Radeon RX 7900 (RDNA3)
+// Build (`make hip GPU_ARCH=...` from a05-scan/; gfx942 MI300, gfx950 MI350, gfx90a MI200):
+//   hipcc -std=c++17 -O3 --offload-arch=gfx942 -o compaction hip/compaction.cpp
 //
-// Run:
-//   ./compaction                               4194304 elements, half of them zero, at random
-//   ./compaction --keep 0.1 --seed 7           keep about 10%, reproducible by seed
-//   ./compaction --pattern alternating         every other element is zero
-//   ./compaction --pattern all-zero            nothing survives; --pattern no-zero: everything does
-//   ./compaction --n 268435456 --items 4       bigger, and the scan with 4 elements per thread
-//   ./compaction --check-only --n 257          correctness only: no timing
-//   ./compaction --help                        every flag
-//
-// Observe: the kept count and every kept value match std::copy_if, in the same
-// order, on every run. An atomic counter would hand out output slots in whatever
-// order the hardware finished; the scan makes each slot a function of the input
-// alone. The price is two extra n-element arrays (flags, offsets) and the traffic
-// to write and read them: compare the "useful" GB/s with the estimated total.
-//
-// Exit status: 0 every gated check passed; 1 a gated check failed or a HIP call
-// failed; 2 bad command line; 3 no usable GPU (no device, driver missing or too
-// old, or no binary for this GPU's architecture).
-//
-// Map, in reading order: the kernels first, then what the host needs.
+// The kernels, in reading order (every run runs all of them: ./compaction):
 //   mark_nonzero         step 1: flags[i] = (in[i] != 0)
 //   scatter_kept         step 3: out[offsets[i]] = in[i] where flags[i]
 //   blelloch_block_scan, blelloch_scan_tile, add_tile_offsets
-//                        step 2, the 3-phase exclusive scan of the flags (Lab 1's, on unsigned ints)
-//   then the host side: options, device, printing, the pipeline, checking, timing, main;
-//   after main, the plumbing block every HIP lesson file shares.
+//                        step 2, the 3-phase exclusive scan of the flags   ./compaction --items 4
+//
+// Run: ./compaction (4194304 elements, half zero at random); --keep 0.1 --seed 7; --pattern
+// alternating|all-zero|no-zero; --n 268435456 --items 4; --check-only --n 257; --help.
+// Observe: the kept count and every kept value match std::copy_if, in order, on every run; an
+// atomic counter would hand out slots in whatever order the hardware finished. The price is
+// two extra n-element arrays and their traffic: compare "useful" GB/s with the total.
+// Exit status: 0 every gated check passed; 1 a gated check or a HIP call failed; 2 bad
+// command line; 3 no usable GPU (no device, driver too old, no code for its architecture).
+// Layout: CPU reference, kernels, host side, main, then the plumbing every HIP lesson file
+// shares.
 
 #include <hip/hip_runtime.h>
 
@@ -84,76 +65,6 @@ constexpr const char* kProgram = "compaction";  // error lines start with it
 // A launch reports a bad configuration at once (hipGetLastError) and a fault in
 // the kernel at the next synchronisation, which every check below performs.
 #define HIP_CHECK_LAUNCH() HIP_CHECK(hipGetLastError())
-
-constexpr size_t kDefaultN = size_t(1) << 22;
-constexpr size_t kMaxN = size_t(1) << 30;
-constexpr unsigned int kDefaultThreads = 256;
-constexpr unsigned int kMinThreads = 32;  // half a CDNA wavefront: allowed, correct, wasteful
-constexpr unsigned int kMaxThreads = 1024;
-constexpr unsigned int kElementwiseThreads = 256;  // mark and scatter
-constexpr int kDefaultReps = 20;
-constexpr int kMaxReps = 1000;
-constexpr int kWarmups = 2;
-constexpr double kDefaultKeep = 0.5;
-
-// What compareExact (in the plumbing block) reports: how many elements differ, and
-// the first of them.
-struct Mismatch {
-    size_t count = 0;
-    size_t first = 0;
-    float expected = 0.0f;
-    float actual = 0.0f;
-};
-
-// The host plumbing this file uses, defined in the block at its end (identical in every
-// HIP lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond, baseArch, openDevice, compareExact, medianMs).
-static void printUsage(FILE* to);
-[[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
-[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
-[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
-[[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
-[[noreturn]] [[maybe_unused]] static void noGpu(const char* why, hipError_t err);
-[[maybe_unused]] static std::string fmt(const char* format, double value);
-[[maybe_unused]] static std::string num(unsigned long long value);
-[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
-                                        const std::vector<std::vector<std::string>>& rows);
-[[maybe_unused]] static float median(std::vector<float> values);
-[[maybe_unused]] static double gbPerSecond(double bytes, double ms);
-[[maybe_unused]] static std::string baseArch(const char* gcn_arch_name);
-[[maybe_unused]] static hipDeviceProp_t openDevice(const void* probe);
-[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
-template <typename Enqueue>
-static float medianMs(int warmups, int reps, Enqueue&& enqueue);
-
-// ---- input -------------------------------------------------------------------
-
-enum class Pattern { Random, AllZero, NoZero, Alternating };
-
-// A surviving element's value says where it came from: +-(1 + i % (2^24 - 1)), so
-// two survivors in the wrong order, or a survivor from the wrong place, do not
-// compare equal. Every third one is negative: the predicate is != 0, not > 0.
-// Every value is an integer below 2^24, which a float holds exactly.
-static float valueAt(size_t i) {
-    const float magnitude = float(1 + i % 16777215u);
-    return i % 3 == 2 ? -magnitude : magnitude;
-}
-
-static std::vector<float> makeInput(size_t n, Pattern pattern, double keep, uint64_t seed) {
-    std::vector<float> in(n, 0.0f);
-    uint64_t state = seed;
-    for (size_t i = 0; i < n; ++i) {
-        bool nonzero = false;
-        switch (pattern) {
-            case Pattern::Random: nonzero = double(splitmix64(state) >> 11) * 0x1.0p-53 < keep; break;
-            case Pattern::AllZero: nonzero = false; break;
-            case Pattern::NoZero: nonzero = true; break;
-            case Pattern::Alternating: nonzero = i % 2 == 1; break;
-        }
-        if (nonzero) in[i] = valueAt(i);
-    }
-    return in;
-}
 
 // ---- CPU reference -----------------------------------------------------------
 
@@ -318,6 +229,72 @@ __global__ void add_tile_offsets(unsigned int* __restrict__ data, const unsigned
 #pragma unroll
     for (int k = 0; k < kItems; ++k) v[k] += offset;
     store_run<kItems>(data, first, n, full_tile, v);
+}
+
+// ---- host side -------------------------------------------------------------
+
+constexpr size_t kDefaultN = size_t(1) << 22;
+constexpr size_t kMaxN = size_t(1) << 30;
+constexpr unsigned int kDefaultThreads = 256;
+constexpr unsigned int kMinThreads = 32;  // half a CDNA wavefront: allowed, correct, wasteful
+constexpr unsigned int kMaxThreads = 1024;
+constexpr unsigned int kElementwiseThreads = 256;  // mark and scatter
+constexpr int kDefaultReps = 20;
+constexpr int kMaxReps = 1000;
+constexpr int kWarmups = 2;
+constexpr double kDefaultKeep = 0.5;
+
+// What compareExact (in the plumbing block) reports: how many elements differ, and the first.
+struct Mismatch {
+    size_t count = 0;
+    size_t first = 0;
+    float expected = 0.0f;
+    float actual = 0.0f;
+};
+
+// The plumbing this file uses from the block after main (identical in every HIP lesson file).
+[[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
+[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
+[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
+[[maybe_unused]] static std::string fmt(const char* format, double value);
+[[maybe_unused]] static std::string num(unsigned long long value);
+[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
+                                        const std::vector<std::vector<std::string>>& rows);
+[[maybe_unused]] static float median(std::vector<float> values);
+[[maybe_unused]] static double gbPerSecond(double bytes, double ms);
+[[maybe_unused]] static hipDeviceProp_t openDevice(const void* probe);
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
+template <typename Enqueue>
+static float medianMs(int warmups, int reps, Enqueue&& enqueue);
+
+// ---- host side: input -------------------------------------------------------
+
+enum class Pattern { Random, AllZero, NoZero, Alternating };
+
+// A surviving element's value says where it came from: +-(1 + i % (2^24 - 1)), so
+// two survivors in the wrong order, or a survivor from the wrong place, do not
+// compare equal. Every third one is negative: the predicate is != 0, not > 0.
+// Every value is an integer below 2^24, which a float holds exactly.
+static float valueAt(size_t i) {
+    const float magnitude = float(1 + i % 16777215u);
+    return i % 3 == 2 ? -magnitude : magnitude;
+}
+
+static std::vector<float> makeInput(size_t n, Pattern pattern, double keep, uint64_t seed) {
+    std::vector<float> in(n, 0.0f);
+    uint64_t state = seed;
+    for (size_t i = 0; i < n; ++i) {
+        bool nonzero = false;
+        switch (pattern) {
+            case Pattern::Random: nonzero = double(splitmix64(state) >> 11) * 0x1.0p-53 < keep; break;
+            case Pattern::AllZero: nonzero = false; break;
+            case Pattern::NoZero: nonzero = true; break;
+            case Pattern::Alternating: nonzero = i % 2 == 1; break;
+        }
+        if (nonzero) in[i] = valueAt(i);
+    }
+    return in;
 }
 
 // ---- host side: options ------------------------------------------------------

@@ -223,14 +223,16 @@ __device__ float blelloch_block_scan(float* temp, unsigned int tid, unsigned int
 // each thread takes its slot back. Shared memory: blockDim.x words, plus one per 32
 // when padded.
 template <bool kPadded>
-__global__ void blelloch_scan_tile(const float* __restrict__ in, float* __restrict__ out, size_t n) {
+__global__ void blelloch_scan_tile(const float* __restrict__ in, float* __restrict__ out,
+                                   float* __restrict__ tile_sums, size_t n) {
     extern __shared__ float temp[];
     const unsigned int tid = threadIdx.x;
     const size_t i = size_t(blockIdx.x) * blockDim.x + tid;
 
     temp[smem_index<kPadded>(tid)] = i < n ? in[i] : 0.0f;
-    blelloch_block_scan<kPadded>(temp, tid, blockDim.x);  // opens and closes with a barrier
+    const float total = blelloch_block_scan<kPadded>(temp, tid, blockDim.x);  // opens and closes with a barrier
     if (i < n) out[i] = temp[smem_index<kPadded>(tid)];
+    if (tid == 0 && tile_sums != nullptr) tile_sums[blockIdx.x] = total;  // what the exclusive scan drops
 }
 
 // ---- host side -----------------------------------------------------------------
@@ -371,7 +373,7 @@ static std::vector<float> traceRows(int kernel, const std::vector<float>& tile) 
     HIP_CHECK(hipMemcpyToSymbol(HIP_SYMBOL(g_trace), &d_trace, sizeof d_trace));
     if (kernel == 0) hillis_steele_scan_tile_pingpong<<<1, width, 2 * width * sizeof(float)>>>(d_in, d_out, width);
     if (kernel == 1) hillis_steele_scan_tile_staged<<<1, width, width * sizeof(float)>>>(d_in, d_out, width);
-    if (kernel == 2) blelloch_scan_tile<true><<<1, width, blellochSmemBytes(width, true)>>>(d_in, d_out, width);
+    if (kernel == 2) blelloch_scan_tile<true><<<1, width, blellochSmemBytes(width, true)>>>(d_in, d_out, nullptr, width);
     HIP_CHECK_LAUNCH();
     HIP_CHECK(hipDeviceSynchronize());
     std::vector<float> trace(rows * width);

@@ -2,76 +2,31 @@
 Lab 3: prefix sums in Triton (A05, parallel scan)
 =================================================
 
-Two scans written in Triton, each checked against ``torch.cumsum`` and timed
-against a plain copy:
-
-* ``rowwise_cumsum(x)`` scans every row of a 2-D tensor, one program per row.
-  This is the everyday ML shape: per-sequence offsets for a ragged batch.
-* ``scan_1d(x)`` scans one array of any length with the three-phase
-  decomposition of Lab 1: scan each block and write its total, scan the
-  totals (the same problem, smaller, so recurse), add each block's offset back.
-
-In this lab you will learn:
-
-* that ``tl.cumsum`` is a whole block scan in one call (the tree inside a
-  block, Lab 1's Hillis-Steele or Blelloch, is the compiler's job now), so
-  what is left for you is the composition across programs, which no compiler
-  decides for you;
-* how to turn the inclusive scan into the exclusive one without a race: shift
-  by one slot with the identity at 0, into another buffer, never in place;
-* why a float scan differs from ``torch.cumsum`` in the last bits (float
-  addition is not associative, A05 section 6), so random float data is
-  checked with a stated tolerance and integer-valued data exactly;
-* how to judge a memory-bound kernel: bytes moved per second against a
-  device-to-device copy measured in the same run. Phases 1 and 3 each read and
-  write the whole array, about 4n bytes against a copy's 2n, so 0.5 of the
-  copy is the ceiling for this design (single-pass decoupled look-back, what
-  ``torch.cumsum`` calls through CUB, is how libraries get near 1.0).
+``rowwise_cumsum(x)`` scans every row of a 2-D tensor, one program per row (per-sequence
+offsets of a ragged batch); ``scan_1d(x)`` scans one array of any length with Lab 1's three
+phases (scan each block and write its total, scan the totals recursively, add the offsets
+back). Both are checked against ``torch.cumsum`` (integer-valued data exactly, random floats
+within a stated tolerance: float addition is not associative) and timed against a copy.
+You will learn that ``tl.cumsum`` is the whole block scan, so what is left is the composition
+across programs; the exclusive scan as a shift by one into another buffer, never in place;
+and why 0.5 of the copy is this design's ceiling (about 4n bytes moved against 2n).
 
 Run (from a05-scan/):
-
-    python triton/scan.py               the checks, then the benchmark (table, CSV, PNG)
-    python triton/scan.py --check       the checks only
-    python triton/scan.py --quick       small sizes everywhere (what the test harness runs)
+    python triton/scan.py               the checks, then the benchmark (table, CSV, PNG into --out,
+                                        default build/a05-scan/triton/ at the top of the repository)
+    python triton/scan.py --check       the checks only; --quick: small sizes (what the harness runs)
     python triton/scan.py --bench-sizes 2^24,2^28 --block 2048,4096,8192 --warps 4,8
-                                        try several BLOCK / num_warps for scan_1d: every one
-                                        is checked first, then timed
-    python triton/scan.py --device cpu --quick --check
-                                        Triton's interpreter (TRITON_INTERPRET=1) on CPU
-                                        tensors: no GPU needed, correctness only
+    python triton/scan.py --device cpu --quick --check      no GPU: Triton's interpreter, slowly
     python triton/scan.py --help        every flag
 
-The benchmark writes scan_bench.csv and scan_bench.png into --out (default:
-build/a05-scan/triton/ at the top of the repository, so nothing lands beside the
-sources). What to observe: rowwise_cumsum should beat
-torch.cumsum(dim=1), because a row of 1000 floats is one load, one tl.cumsum
-and one store; scan_1d should approach half the copy ceiling and no more,
-while torch.cumsum on one long array gets closer to the copy, because a
-single-pass scan moves half the bytes.
+In reading order: the imports (``--device cpu`` is read first: the interpreter must be on
+before kernels are decorated); the kernels ``scan_blocks_kernel`` (phase 1, SHIFT=1 for the
+exclusive scan), ``add_offsets_kernel`` (phase 3), ``rowwise_cumsum_kernel``; the wrappers
+``scan_1d`` and ``rowwise_cumsum``; the reference and the checks; the benchmark; the command
+line and ``main``. Going further: see the note after ``add_offsets_kernel``.
 
-Going further: phase 1 could write only the block totals and phase 3 could
-re-read the input and scan it again with its offset (reduce, then scan): 3n
-bytes instead of 4n, for twice the tl.cumsum work. Try it and see whether the
-"of copy" column moves from 0.5 towards 0.67.
-
-Map, in reading order (the order of the Triton tutorials):
-
-* the imports, with the one choice that must come before them (``--device cpu``
-  switches on Triton's interpreter, which has to be set before kernels are
-  decorated);
-* the kernels: ``scan_blocks_kernel`` (phase 1: ``tl.cumsum`` of one block, its
-  total written; SHIFT=1 makes it exclusive), ``add_offsets_kernel`` (phase 3),
-  ``rowwise_cumsum_kernel`` (one program per row);
-* the wrappers that launch them: ``scan_levels``/``scan_1d`` (the recursion over
-  levels) and ``row_config``/``rowwise_cumsum``;
-* the checks, one function per kind: ``check_scan_1d`` and ``check_rowwise``
-  (exact, integer-valued data) and ``check_random_floats`` (a stated tolerance);
-* the benchmark; the command line; ``main``.
-
-Exit status: 0 every check passed (and the benchmark ran, when asked);
-1 a check failed, or a kernel failed to compile or run; 2 bad command line;
-3 no usable GPU, or torch or triton is not importable (one line on stderr
-says which).
+Exit status: 0 every check passed (and the benchmark ran, when asked); 1 a check or a kernel
+failed; 2 bad command line; 3 no usable GPU, or torch or triton is not importable.
 """
 
 # %%
@@ -197,6 +152,11 @@ def add_offsets_kernel(y_ptr, totals_ptr, n, BLOCK: tl.constexpr, SHIFT: tl.cons
     mask = offs < n
     y = tl.load(y_ptr + offs, mask=mask)
     tl.store(y_ptr + offs, y + carry, mask=mask)
+
+
+# Going further: phase 1 could write only the block totals and phase 3 could re-read the
+# input and scan it again with its offset (reduce, then scan): 3n bytes instead of 4n, for
+# twice the tl.cumsum work. Try it and see whether "of copy" moves from 0.5 towards 0.67.
 
 
 # One program per row. A row that fits one block (ONE_BLOCK) is one load, one
@@ -547,12 +507,13 @@ def check_scan_1d(device, gen, quick: bool, scan_configs, failures) -> None:
             plan += [(2**20 + 3, "2^20 + 3", block, warps)]
 
     print("scan_1d against torch.cumsum, exact (integer-valued data)")
-    rows = []
+    rows, progress = [], Progress(device, "scan_1d checks", len(plan))
     for n, why, block, warps in plan:
         data = {dtype: integer_data((n,), dtype, gen).to(device) for dtype in DTYPES}
         fn = lambda x, exclusive, out, b=block, w=warps: scan_1d(x, exclusive, block=b, num_warps=w, out=out)
         cells = _exact_row("scan_1d", f"n={n} block {block}/{warps}", fn, data, 0, failures)
         rows.append([n, block, warps, len(scan_levels(n, block))] + cells + [why])
+        progress.step()
     _table(["n", "block", "warps", "levels", "f32 incl", "f32 excl", "i32 incl", "i32 excl", "why"], rows)
 
 
@@ -575,7 +536,7 @@ def check_rowwise(device, gen, quick: bool, row_configs, failures) -> None:
     for max_block, rwarps in row_configs[1:]:  # every configuration that will be timed
         shapes += [(7, 1000, max_block, rwarps, False, "1000"), (3, 5000, max_block, rwarps, False, "5000")]
     print("rowwise_cumsum against torch.cumsum(dim=1), exact (integer-valued data)")
-    rows = []
+    rows, progress = [], Progress(device, "rowwise_cumsum checks", len(shapes))
     for n_rows, length, max_block, rwarps, strided, why in shapes:
         data = {}
         for dtype in DTYPES:
@@ -588,6 +549,7 @@ def check_rowwise(device, gen, quick: bool, row_configs, failures) -> None:
         block, warps, per_row = row_config(length, max_block, rwarps)
         cells = _exact_row("rowwise_cumsum", f"{n_rows}x{length} max block {max_block}", fn, data, 1, failures)
         rows.append([f"{n_rows}x{length}", block, warps, per_row] + cells + [why])
+        progress.step()
     _table(["shape", "block", "warps", "blocks/row", "f32 incl", "f32 excl", "i32 incl", "i32 excl", "why"], rows)
 
 
@@ -624,6 +586,22 @@ def check_random_floats(device, gen, quick: bool, scan_configs, row_configs, fai
             rows.append([name, label, mode, f"{ours_err:.2e}", f"{torch_err:.2e}", f"{FLOAT_TOLERANCE:.2e}",
                          "ok" if ok else "FAIL"])
     _table(["function", "shape", "mode", "ours err/S", "torch err/S", "limit", "result"], rows)
+
+
+class Progress:
+    """On the CPU (Triton's interpreter), a line on stderr after every check row: how far, how long
+    so far, and roughly how long the rest takes at the pace so far. Silent on a GPU."""
+
+    def __init__(self, device, what: str, total: int):
+        self.on, self.what, self.total, self.done, self.start = device == "cpu", what, total, 0, time.monotonic()
+
+    def step(self):
+        self.done += 1
+        if self.on:
+            spent = time.monotonic() - self.start
+            left = spent / self.done * (self.total - self.done)
+            print(f"scan.py: {self.what} {self.done}/{self.total}, {spent:.0f} s so far, about {left:.0f} s to go",
+                  file=sys.stderr, flush=True)
 
 
 def run_checks(device, seed: int, quick: bool, scan_configs, row_configs) -> list:
@@ -939,6 +917,10 @@ def _unusable(why: str):
     sys.exit(EXIT_NO_GPU)
 
 
+def _no_gpu(why: str):
+    _unusable(f"no usable GPU: {why}; without one, --device cpu runs the kernels in Triton's interpreter")
+
+
 
 # %%
 # Main: open the device, check everything, then (unless --check) time it.
@@ -950,11 +932,11 @@ def open_device(device: str) -> str:
     if device == "cpu":
         return f"device: CPU through Triton's interpreter (TRITON_INTERPRET=1), {versions}"
     if torch.version.cuda is None and getattr(torch.version, "hip", None) is None:
-        _unusable(f"no usable GPU: this torch build ({torch.__version__}) has no GPU support")
+        _no_gpu(f"this torch build ({torch.__version__}) has no GPU support")
     if not torch.cuda.is_available():
         hidden = os.environ.get("CUDA_VISIBLE_DEVICES")
         why = "CUDA_VISIBLE_DEVICES hides every GPU" if hidden in ("", "-1") else "no device, or no driver"
-        _unusable(f"no usable GPU: torch.cuda.is_available() is False ({why})")
+        _no_gpu(f"torch.cuda.is_available() is False ({why})")
     props = torch.cuda.get_device_properties(0)
     return (f"device: {props.name} (compute capability {props.major}.{props.minor}, "
             f"{props.multi_processor_count} SMs, {props.total_memory / 2**30:.0f} GiB), {versions}")
@@ -963,6 +945,9 @@ def open_device(device: str) -> str:
 def main(args) -> int:
     header = open_device(args.device)
     device = args.device
+    if device == "cpu":
+        print("scan.py: --device cpu: every kernel runs in Triton's interpreter, minutes where a GPU takes "
+              "seconds (--quick --check is the shortest run); progress follows here", file=sys.stderr, flush=True)
     seed = args.seed if args.seed is not None else (time.time_ns() // 1000) % 1_000_000
     scan_configs = [(b, w) for b in args.block for w in args.warps]
     row_configs = [(b, w) for b in args.row_block for w in args.row_warps]
