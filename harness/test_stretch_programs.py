@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -36,25 +37,41 @@ TODO = {"04_warp_scan": "warp_inclusive_scan", "05_lookback_scan": "lookback_exc
         "06_copy_if_partition": "partition_scatter"}
 
 
-def make(folder: str, target: str, build: Path, **extra) -> subprocess.CompletedProcess:
+def make(folder: str, target: str, build: Path, *flags: str, **extra) -> subprocess.CompletedProcess:
     import os
 
-    args = [f"{k}={v}" for k, v in extra.items()]
+    args = [*flags, *(f"{k}={v}" for k, v in extra.items())]
     scratch = build / ".tmp"  # hipcc (HIP 5.2) leaves a folder in $TMPDIR at every compile: keep them here
     scratch.mkdir(parents=True, exist_ok=True)
     return subprocess.run(["make", "-s", "-C", str(REPO / folder), target, f"BUILD={build}", *args],
                           capture_output=True, text=True, timeout=1800, env={**os.environ, "TMPDIR": str(scratch)})
 
 
+def side_by_side() -> int:
+    """How many builds or sanitizer runs this module starts at once: half the cores (2 at least)."""
+    import os
+
+    return max(2, min(12, (os.cpu_count() or 2) // 2))
+
+
 @pytest.fixture(scope="module")
 def stretch_build(tmp_path_factory) -> Path:
+    """Both folders' `make stretch`, side by side and each with make -j (the same compile lines)."""
     env.require_nvcc()
     build = tmp_path_factory.mktemp("stretch")
-    for folder in ("exercises", "solutions"):
-        proc = make(folder, "stretch", build, NVCC=env.nvcc())
+    with ThreadPoolExecutor(2) as pool:
+        procs = list(pool.map(lambda folder: make(folder, "stretch", build, f"-j{side_by_side()}", NVCC=env.nvcc()),
+                              ("exercises", "solutions")))
+    for proc in procs:
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "warning" not in proc.stderr.lower(), proc.stderr
     return build
+
+
+def selected(request, test) -> list[dict]:
+    """The parameters of this module's tests named `test` that this session runs (after -k and -m)."""
+    return [item.callspec.params for item in request.session.items
+            if item.module is request.module and item.originalname == test.__name__]
 
 
 @pytest.mark.cuda
@@ -69,23 +86,40 @@ VARIANTS05 = REPO / "solutions" / "experiments" / "05_lookback_variants.cu"
 BENCH05 = REPO / "exercises" / "bench" / "05_lookback_scan_bench.cu"
 
 
+# The compile lines the experiments file's header and its ablation table name: the variants
+# kernel file through drill 05's bench, knobs on the command line. They must keep working.
+EXPERIMENTS = {"defaults": [], "staged-fastest": ["-DLOOKBACK_STAGED=1", "-DLOOKBACK_MIN_BLOCKS=12", "-DLOOKBACK_ITEMS=32"],
+               "speculate": ["-DLOOKBACK_SPECULATE=1"],
+               "streaming-256x16-no-pause": ["-DLOOKBACK_STREAMING=1", "-DLOOKBACK_THREADS=256", "-DLOOKBACK_ITEMS=16",
+                                             "-DLOOKBACK_SLEEP_NS=0"]}
+
+
+@pytest.fixture(scope="module")
+def experiment_builds(request, tmp_path_factory) -> dict:
+    """The selected experiments' builds, side by side: {id: CompletedProcess, output path}."""
+    out = tmp_path_factory.mktemp("experiments")
+
+    def build(name):
+        target = out / name
+        proc = subprocess.run([env.require_nvcc(), "-std=c++17", "-O3", "-arch=sm_90", "-Xcompiler", "-Wall,-Wextra",
+                               f'-DSUBMISSION="{VARIANTS05}"', *EXPERIMENTS[name], "-o", str(target), str(BENCH05)],
+                              capture_output=True, text=True, timeout=600)
+        return proc, target
+
+    names = [params["name"] for params in selected(request, test_the_lookback_experiments_build_through_the_bench_without_warnings)]
+    with ThreadPoolExecutor(side_by_side()) as pool:
+        return dict(zip(names, pool.map(build, names)))
+
+
 @pytest.mark.cuda
 @pytest.mark.slow
-@pytest.mark.parametrize("knobs", [[], ["-DLOOKBACK_STAGED=1", "-DLOOKBACK_MIN_BLOCKS=12", "-DLOOKBACK_ITEMS=32"],
-                                   ["-DLOOKBACK_SPECULATE=1"], ["-DLOOKBACK_STREAMING=1", "-DLOOKBACK_THREADS=256",
-                                                                "-DLOOKBACK_ITEMS=16", "-DLOOKBACK_SLEEP_NS=0"]],
-                         ids=["defaults", "staged-fastest", "speculate", "streaming-256x16-no-pause"])
-def test_the_lookback_experiments_build_through_the_bench_without_warnings(knobs, tmp_path):
-    """The experiments file's header and the ablation table name these compile lines: the variants
-    kernel file through drill 05's bench, knobs on the command line. They must keep working."""
-    out = tmp_path / "05"
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_the_lookback_experiments_build_through_the_bench_without_warnings(name, experiment_builds):
     text = VARIANTS05.read_text()
-    for knob in knobs:
+    for knob in EXPERIMENTS[name]:
         assert knob.split("=")[0][2:] in text, f"{knob}: no such knob in {VARIANTS05.name}"
-    proc = subprocess.run([env.require_nvcc(), "-std=c++17", "-O3", "-arch=sm_90", "-Xcompiler", "-Wall,-Wextra",
-                           f'-DSUBMISSION="{VARIANTS05}"', *knobs, "-o", str(out), str(BENCH05)],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0 and out.is_file(), proc.stderr
+    proc, target = experiment_builds[name]
+    assert proc.returncode == 0 and target.is_file(), proc.stderr
     assert "warning" not in proc.stderr.lower(), proc.stderr
 
 
@@ -169,16 +203,58 @@ def test_starter_and_solution_differ_only_inside_the_todo_region(name):
                                     f"solution lines {changed_outside[:3]}"
 
 
+FULL = {"every size up to 2^28": ["--check-only", "--full"],
+        "forward progress: grids far larger than resident": ["--stress", "--check-only"]}
+SANITIZERS = ["memcheck", "racecheck", "synccheck", "initcheck"]
+
+
+@pytest.fixture(scope="module")
+def gpu_runs(request, stretch_build) -> dict:
+    """The selected tests' GPU runs. Drill 05 at 2^28 and under its never-hang stress run first,
+    alone (their watchdog must not see a shared GPU); then the quick runs and the sanitizer runs go
+    side by side (each is a process of its own; most of a sanitizer's time is its own CPU work).
+    {key: result}; a run that raised (a timeout) raises again in the test that reads it."""
+    def program(folder, name):
+        return str(stretch_build / folder / "cuda" / name)
+
+    def quick(folder, name):
+        return subprocess.run([program(folder, name), *QUICK[name], "--seed", "11"],
+                              capture_output=True, text=True, timeout=900)
+
+    def sanitized(name, tool):
+        slow = ["--timeout", "300"] if name == "05_lookback_scan" else []  # its watchdog, under a slow sanitizer
+        return sanitize(tool, [program("solutions", name), *QUICK[name], *slow, "--seed", "11"], timeout=1800)
+
+    runs = {}
+    for params in selected(request, test_lookback_solution_at_2_28_and_under_the_never_hang_stress):
+        runs[params["case"]] = subprocess.run([program("solutions", "05_lookback_scan"), *FULL[params["case"]],
+                                               "--seed", "1"], capture_output=True, text=True, timeout=900)
+    jobs = {}
+    for params in selected(request, test_stretch_solution_passes_and_starter_fails_pointing_at_its_todo):
+        for folder in ("solutions", "exercises"):
+            jobs[(folder, params["name"])] = (quick, folder, params["name"])
+    for params in selected(request, test_stretch_solutions_are_clean_under_compute_sanitizer):
+        jobs[(params["name"], params["tool"])] = (sanitized, params["name"], params["tool"])
+    with ThreadPoolExecutor(side_by_side()) as pool:
+        futures = {key: pool.submit(fn, *args) for key, (fn, *args) in jobs.items()}
+    for key, future in futures.items():
+        runs[key] = future
+    return runs
+
+
+def result_of(runs: dict, key):
+    found = runs[key]
+    return found.result() if hasattr(found, "result") else found
+
+
 @pytest.mark.gpu
 @pytest.mark.cuda
 @pytest.mark.slow
 @pytest.mark.parametrize("name", STRETCH)
-def test_stretch_solution_passes_and_starter_fails_pointing_at_its_todo(name, stretch_build):
-    solution = subprocess.run([str(stretch_build / "solutions" / "cuda" / name), *QUICK[name], "--seed", "11"],
-                              capture_output=True, text=True, timeout=900)
+def test_stretch_solution_passes_and_starter_fails_pointing_at_its_todo(name, gpu_runs):
+    solution = result_of(gpu_runs, ("solutions", name))
     assert solution.returncode == 0, solution.stdout[-4000:] + solution.stderr[-2000:]
-    starter = subprocess.run([str(stretch_build / "exercises" / "cuda" / name), *QUICK[name], "--seed", "11"],
-                             capture_output=True, text=True, timeout=900)
+    starter = result_of(gpu_runs, ("exercises", name))
     assert starter.returncode == 1, starter.stdout[-4000:] + starter.stderr[-2000:]
     assert TODO[name] in starter.stdout.strip().splitlines()[-1], starter.stdout[-2000:]
 
@@ -186,15 +262,13 @@ def test_stretch_solution_passes_and_starter_fails_pointing_at_its_todo(name, st
 @pytest.mark.gpu
 @pytest.mark.cuda
 @pytest.mark.slow
-@pytest.mark.parametrize("args", [["--check-only", "--full"], ["--stress", "--check-only"]],
-                         ids=["every size up to 2^28", "forward progress: grids far larger than resident"])
-def test_lookback_solution_at_2_28_and_under_the_never_hang_stress(args, stretch_build):
-    proc = subprocess.run([str(stretch_build / "solutions" / "cuda" / "05_lookback_scan"), *args, "--seed", "1"],
-                          capture_output=True, text=True, timeout=900)
+@pytest.mark.parametrize("case", list(FULL))
+def test_lookback_solution_at_2_28_and_under_the_never_hang_stress(case, gpu_runs):
+    proc = gpu_runs[case]
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     last = proc.stdout.strip().splitlines()[-1]
     assert last.startswith("all ") and "gated checks passed" in last, last
-    if "--full" in args:
+    if "--full" in FULL[case]:
         assert re.search(r"^268435456 ", proc.stdout, re.M), "n = 2^28 was not checked"
     else:
         assert "HUNG" not in proc.stdout and " 8388608 " in proc.stdout  # 2^28 in 32-element tiles: 8 million
@@ -203,14 +277,12 @@ def test_lookback_solution_at_2_28_and_under_the_never_hang_stress(args, stretch
 @pytest.mark.gpu
 @pytest.mark.cuda
 @pytest.mark.slow
-@pytest.mark.parametrize("tool", ["memcheck", "racecheck", "synccheck", "initcheck"])
+@pytest.mark.parametrize("tool", SANITIZERS)
 @pytest.mark.parametrize("name", STRETCH)
-def test_stretch_solutions_are_clean_under_compute_sanitizer(name, tool, stretch_build, sanitizer):
-    slow = ["--timeout", "300"] if name == "05_lookback_scan" else []  # its watchdog, under a slow sanitizer
+def test_stretch_solutions_are_clean_under_compute_sanitizer(name, tool, gpu_runs, sanitizer):
     # racecheck's summary counts hazards ("RACECHECK SUMMARY: 0 hazards displayed"), the others'
     # errors: scanlab.sanitizer reads both, and the program's own exit status must be 0 too.
-    report = sanitize(tool, [stretch_build / "solutions" / "cuda" / name, *QUICK[name], *slow, "--seed", "11"],
-                      timeout=1800)
+    report = result_of(gpu_runs, (name, tool))
     assert report.result.returncode == 0 and report.clean, report.result.describe()
 
 
