@@ -40,10 +40,16 @@ def make(folder: str, target: str, build: Path, **extra) -> subprocess.Completed
     import os
 
     args = [f"{k}={v}" for k, v in extra.items()]
-    scratch = build / ".tmp"  # hipcc (HIP 5.2) leaves a folder in $TMPDIR at every compile: keep them here
-    scratch.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(["make", "-s", "-C", str(REPO / folder), target, f"BUILD={build}", *args],
-                          capture_output=True, text=True, timeout=1800, env={**os.environ, "TMPDIR": str(scratch)})
+    # hipcc (HIP 5.2) leaves a folder in $TMPDIR at every compile; the Makefiles give it one of its
+    # own and remove it. A $TMPDIR watched here holds them to it.
+    watched = build / f".tmp-{target}"
+    watched.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["make", "-s", "-C", str(REPO / folder), target, f"BUILD={build}", *args],
+                          capture_output=True, text=True, timeout=1800, env={**os.environ, "TMPDIR": str(watched)})
+    left = sorted(p.name for p in watched.iterdir()) + sorted(p.name for p in build.rglob(".hipcc-tmp-*"))
+    assert left == [], f"make -C {folder} {target} left these in $TMPDIR or beside its outputs: {left}"
+    watched.rmdir()
+    return proc
 
 
 @pytest.fixture(scope="module")
