@@ -297,3 +297,32 @@ def test_the_no_gpu_commands_run_as_shown_with_their_documented_status(tmp_path)
                           capture_output=True, text=True, check=True).stdout.splitlines()
     outside = [line for line in left if not line[3:].startswith(("build/", ".venv/"))]
     assert not outside, f"the documented commands left files outside build/: {outside}"
+
+
+# ---- what the prose must say (issues 22 and 23) -------------------------------------------------
+
+def markdown_links(doc: str) -> list[str]:
+    return re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", (REPO / doc).read_text())
+
+
+@pytest.mark.parametrize("doc", ["exercises/README.md", "day31-scan/README.md", "harness/RELEASE-README.md"])
+def test_a_student_without_a_gpu_is_sent_to_the_colab_notebook(doc):
+    """Where a student meets "no usable GPU", the docs name the hosted route, by a link that resolves."""
+    text = (REPO / doc).read_text()
+    notebook = REPO / "harness" / "colab" / "scan-lab.ipynb"
+    targets = [(REPO / doc).parent / link for link in markdown_links(doc) if link.endswith("scan-lab.ipynb")]
+    if doc == "harness/RELEASE-README.md":  # the release's README: the badge, which the release fills in
+        assert "colab.research.google.com/github/COURSE-ORG/scan-lab/blob/main/harness/colab/scan-lab.ipynb" in text
+        return
+    assert targets and all(t.resolve() == notebook for t in targets), targets
+    assert "No NVIDIA GPU?" in text
+
+
+def test_the_triton_lab_gives_the_cpu_only_install_and_the_default_size():
+    for doc in ("a05-scan/triton/README.md", "SETUP.md"):
+        text = " ".join((REPO / doc).read_text().split())  # SETUP.md wraps the command
+        assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in text, doc
+        assert re.search(r"2-3 GB to download", text), doc  # what the default install costs instead
+    shown = {c.text for c in commands_of("a05-scan/triton/README.md")}
+    assert "pip install torch --index-url https://download.pytorch.org/whl/cpu" in shown
+    assert "python3 triton/scan.py --device cpu --quick --check" in shown
