@@ -11,7 +11,7 @@
 #   make sanitize                         compute-sanitizer racecheck + initcheck on Day 31
 #   make exercises | solutions            build the exercises and their solutions
 #   make autograder                       build/autograder.zip for Gradescope (no solutions in it)
-#   make student-release                  build/student-release/: what students get, no answers
+#   make student-release REPO=org/name    build/student-release/: what students get, no answers, to publish as org/name
 #   make clean                            remove build/
 #
 # Every binary lands under build/, never next to its source. nvcc and compute-sanitizer are
@@ -19,9 +19,9 @@
 # $CUDA_PATH/bin, /usr/local/cuda/bin); NVCC=... or SANITIZER=... picks another.
 
 SHELL := /bin/bash
-REPO := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
-BUILD ?= $(REPO)/build
-FIND_CUDA := $(REPO)/harness/find-cuda-tool.sh
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD ?= $(TOP)/build
+FIND_CUDA := $(TOP)/harness/find-cuda-tool.sh
 ifeq ($(origin NVCC),undefined)
 NVCC := $(or $(shell $(FIND_CUDA) nvcc),nvcc)
 endif
@@ -50,7 +50,7 @@ DAY31_TRACE := $(BUILD)/day31-scan/trace
 all: cuda
 
 help:
-	@sed -n 's/^#   make /make /p' $(REPO)/Makefile
+	@sed -n 's/^#   make /make /p' $(TOP)/Makefile
 
 # Says which nvcc the build uses, or, without one, where it looked (one line, status 1).
 need-nvcc:
@@ -82,12 +82,12 @@ run-hip:
 
 # Picks what this machine can run; says in one line what it skipped and why.
 run:
-	@$(REPO)/harness/run-lessons.sh
+	@$(TOP)/harness/run-lessons.sh
 
 # The harness runs make in clones and fresh checkouts: it gets none of the variables
 # this Makefile exports (BUILD would send their builds here).
 test:
-	@env -u BUILD -u SM_ARCH -u GPU_ARCH -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(REPO)/harness/run-tests.sh
+	@env -u BUILD -u SM_ARCH -u GPU_ARCH -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(TOP)/harness/run-tests.sh
 
 # Small sizes: racecheck is slow and the race shows at any size above one warp.
 # The first run is meant to report hazards (the in-place race); the other two must
@@ -107,13 +107,15 @@ solutions:
 
 # Gradescope's autograder zip: harness and starters, never solutions/ (harness/README.md, "Gradescope").
 autograder:
-	python3 $(REPO)/harness/gradescope/make_autograder.py --out $(BUILD)/autograder.zip
+	python3 $(TOP)/harness/gradescope/make_autograder.py --out $(BUILD)/autograder.zip
 
 # The student release: lessons, starters and the self-check harness, never solutions/ or the
-# corpus (harness/student-release.py lists what is in and out, and why).
+# corpus (harness/student-release.py lists what is in and out, and why). REPO=OWNER/NAME, the
+# repository the release is published as, replaces COURSE-ORG/scan-lab in it; a malformed one
+# stops it with status 2 (make reports 2 as well).
 student-release:
-	@test -f $(REPO)/harness/student-release.py || { echo "make student-release: this copy is a release already; build one from the course repository" >&2; exit 1; }
-	python3 $(REPO)/harness/student-release.py $(BUILD)/student-release
+	@test -f $(TOP)/harness/student-release.py || { echo "make student-release: this copy is a release already; build one from the course repository" >&2; exit 1; }
+	python3 $(TOP)/harness/student-release.py $(if $(REPO),--repo '$(REPO)') $(BUILD)/student-release
 
 clean:
 	rm -rf $(BUILD)

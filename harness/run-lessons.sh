@@ -98,16 +98,19 @@ amd_gpu() {
   [ -n "$agents" ] || { echo "no AMD GPU (ROCm lists no gfx agent)"; return 1; }
 }
 
+# Where a student without an NVIDIA GPU runs the CUDA lessons: said on every CUDA line that is skipped.
+colab="to run it without one: the Colab notebook, harness/colab/scan-lab.ipynb (README.md, \"No GPU of your own?\")"
+
 # ---- CUDA: Day 31 and A05 Labs 1-2
 cuda_programs=("day31-scan/scan.cu:$build/day31-scan/scan"
                "a05-scan/cuda/scan.cu:$build/a05-scan/cuda/scan"
                "a05-scan/cuda/compaction.cu:$build/a05-scan/cuda/compaction")
 if ! command -v "$NVCC" >/dev/null 2>&1; then
   for p in "${cuda_programs[@]}"; do
-    skip "${p%%:*}" "nvcc not found (not on the PATH, nor in \$CUDA_HOME/bin, \$CUDA_PATH/bin or /usr/local/cuda/bin; see SETUP.md)"
+    skip "${p%%:*}" "nvcc not found (not on the PATH, nor in \$CUDA_HOME/bin, \$CUDA_PATH/bin or /usr/local/cuda/bin; see SETUP.md); $colab"
   done
 elif ! why=$(nvidia_gpu); then
-  for p in "${cuda_programs[@]}"; do skip "${p%%:*}" "$why"; done
+  for p in "${cuda_programs[@]}"; do skip "${p%%:*}" "$why; $colab"; done
 elif build_step "make cuda" make --no-print-directory cuda; then
   for p in "${cuda_programs[@]}"; do attempt "${p%%:*}" "${p#*:}"; done
   # The kernels' own traces (their traced twins, trace.cu), then their pictures where matplotlib is importable.

@@ -1,7 +1,15 @@
 #!/usr/bin/env python3
 """Write the student release of scan-lab: what a student needs, nothing that gives answers away.
 
-    python3 harness/student-release.py [OUT_DIR]        (`make student-release`; default build/student-release)
+    python3 harness/student-release.py [--repo OWNER/NAME] [OUT_DIR]
+        (`make student-release REPO=OWNER/NAME`; OUT_DIR defaults to build/student-release)
+
+--repo names the GitHub repository the release will be published as (the
+students' copy, never the repository that holds solutions/): it is written
+into the release's links in place of the placeholder COURSE-ORG/scan-lab (the
+"Open in Colab" badge of its README and the clone in the Colab notebook,
+harness/colab/scan-lab.ipynb), so a student without a GPU lands on the course.
+Without it the placeholder stays and one line says so.
 
 What goes in: the lessons (day31-scan/, a05-scan/), the starters and their
 README and Makefile (exercises/), a README of its own (harness/RELEASE-README.md,
@@ -25,7 +33,8 @@ answers_in). A find is a failure: the folder is left for inspection, one
 line per find is printed and the exit status is 1.
 
 Exit status: 0 released; 1 not releasable (a leak, an undecided entry, a
-missing file); 2 bad command line or an OUT_DIR this script will not replace.
+missing file); 2 bad command line (a --repo that is not OWNER/NAME among them)
+or an OUT_DIR this script will not replace.
 """
 
 from __future__ import annotations
@@ -43,6 +52,12 @@ HARNESS = Path(__file__).resolve().parent
 REPO = HARNESS.parent
 RELEASE_README = HARNESS / "RELEASE-README.md"  # the release's README.md
 MARKER = "RELEASE.txt"  # written into every release; OUT_DIR is replaced only when it holds one
+# The course repository's placeholder in the Colab badge and the notebook's clone; --repo replaces it.
+PLACEHOLDER = "COURSE-ORG/scan-lab"
+# GitHub's rules: an owner is 1-39 letters, digits and single hyphens, not at either end; a
+# repository name is letters, digits, '.', '-' and '_', and not "." or "..".
+OWNER_NAME = re.compile(r"(?P<owner>[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38})/(?P<name>[A-Za-z0-9._-]{1,100})")
+USAGE = "usage: python3 harness/student-release.py [--repo OWNER/NAME] [OUT_DIR]"
 
 # Top level: the lessons, the starters, the docs and the Makefile.
 RELEASED_TOP = ["README.md", "SETUP.md", "GLOSSARY.md", "REFERENCES.md", "Makefile", ".gitignore",
@@ -112,6 +127,35 @@ COINCIDENCES = {
 def fail(line: str, status: int = 1) -> int:
     print(f"student-release: {line}", file=sys.stderr)
     return status
+
+
+def repo_problem(repo: str) -> str | None:
+    """Why `repo` is not a GitHub OWNER/NAME the badge and the clone can use, or None."""
+    if re.match(r"[a-z][a-z0-9+.-]*://|git@", repo):
+        return "give OWNER/NAME, not a URL (the badge and the clone build the URLs themselves)"
+    if repo.endswith(".git"):
+        return "give OWNER/NAME without .git"
+    found = OWNER_NAME.fullmatch(repo)
+    if not found:
+        return ("it is not OWNER/NAME: one slash; the owner letters, digits and single hyphens (at most 39); "
+                "the name letters, digits, '.', '-' and '_'")
+    if found["name"] in (".", ".."):
+        return f"'{found['name']}' is not a repository name"
+    return None
+
+
+def fill_in_repo(release: Path, repo: str) -> list[str]:
+    """Write `repo` over the placeholder in every link of the release (`/COURSE-ORG/scan-lab`, as in
+    github.com/COURSE-ORG/scan-lab and colab.research.google.com/github/COURSE-ORG/scan-lab; prose
+    that names the placeholder itself stays); the files changed."""
+    link, changed = f"/{PLACEHOLDER}".encode(), []
+    for path in sorted(p for p in release.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        if b"\0" in data or link not in data:
+            continue
+        path.write_bytes(data.replace(link, f"/{repo}".encode()))
+        changed.append(path.relative_to(release).as_posix())
+    return changed
 
 
 def drill03_answers(solutions: Path) -> dict[str, str]:
@@ -227,9 +271,22 @@ def commit() -> str:
 
 
 def main(argv: list[str]) -> int:
+    argv = list(argv)
+    repo = None
+    if argv[:1] == ["--repo"] or (argv and argv[0].startswith("--repo=")):
+        if argv[0] == "--repo":
+            if len(argv) < 2:
+                return fail(f"--repo needs OWNER/NAME; {USAGE}", 2)
+            repo, argv = argv[1], argv[2:]
+        else:
+            repo, argv = argv[0].split("=", 1)[1], argv[1:]
+        why = repo_problem(repo)
+        if why:
+            return fail(f"REPO={repo!r} is not a GitHub repository for the release: {why} "
+                        "(e.g. make student-release REPO=my-course/scan-lab)", 2)
     if len(argv) > 1 or (argv and argv[0].startswith("-")):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
-        return fail("usage: python3 harness/student-release.py [OUT_DIR]", 2)
+        return fail(USAGE, 2)
     out = Path(argv[0]).resolve() if argv else REPO / "build" / "student-release"
     if out == REPO or REPO.is_relative_to(out) or (out.is_relative_to(REPO)
                                                      and not out.is_relative_to(REPO / "build")):
@@ -276,9 +333,20 @@ def main(argv: list[str]) -> int:
                           lambda m: m.group(1) + "".join(f" --deselect {d}" for d in DESELECT),
                           text, count=1, flags=re.M))
 
+    if repo:
+        filled = fill_in_repo(out, repo)
+        for needed in ("README.md", "harness/colab/scan-lab.ipynb"):
+            if needed not in filled:
+                return fail(f"{needed} holds no {PLACEHOLDER} to replace with {repo}; the release's "
+                            "Colab route would not reach the course")
+    else:
+        fail(f"note: no REPO given: the Colab badge and notebook still say {PLACEHOLDER}; "
+             "make student-release REPO=OWNER/NAME writes the repository you publish the release as")
+
     (out / MARKER).write_text(
         f"scan-lab, student release: built {time.strftime('%Y-%m-%d %H:%M %Z')} from {commit()}\n"
-        "by `make student-release` (harness/student-release.py, in the course repository).\n\n"
+        "by `make student-release` (harness/student-release.py, in the course repository).\n"
+        f"Published as: {repo or 'not given (the Colab links say ' + PLACEHOLDER + ')'}\n\n"
         "Left out of this copy:\n" + "".join(f"  {k}: {v}\n" for k, v in LEFT_OUT.items()))
 
     forbidden = {}

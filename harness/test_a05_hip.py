@@ -329,22 +329,37 @@ def test_hipcc_binary_without_an_amd_gpu_gives_one_line_and_status_3(builder, pr
     assert result.stdout == ""
 
 
+def make_hip(tmp_path, gpu_arch: str) -> subprocess.CompletedProcess:
+    """`make -C a05-scan hip` with a $TMPDIR of its own that must stay empty: the Makefile gives
+    hipcc a folder of its own and removes it (Debian's hipcc leaves one behind per compile),
+    whether the build works or not."""
+    import os
+
+    watched = tmp_path / "tmp"
+    watched.mkdir()
+    proc = subprocess.run(["make", "-C", str(REPO / "a05-scan"), "hip", f"GPU_ARCH={gpu_arch}",
+                           f"BUILD={tmp_path / 'build'}"], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "TMPDIR": str(watched)})
+    assert list(watched.iterdir()) == [], f"make hip left {sorted(p.name for p in watched.iterdir())} in $TMPDIR"
+    left = sorted(p.name for p in (tmp_path / "build").rglob(".hipcc-tmp-*"))
+    assert left == [], f"make hip left its own hipcc folders behind: {left}"
+    return proc
+
+
 @pytest.mark.hip
-def test_make_hip_builds_for_gfx90a(tmp_path):
+def test_make_hip_builds_for_gfx90a_and_leaves_nothing_in_the_temporary_folder(tmp_path):
     env.require_hipcc()
-    proc = subprocess.run(["make", "-C", str(REPO / "a05-scan"), "hip", f"GPU_ARCH={HIP_ARCH}", f"BUILD={tmp_path}"],
-                          capture_output=True, text=True, timeout=600)
+    proc = make_hip(tmp_path, HIP_ARCH)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for program in PROGRAMS:
-        assert (tmp_path / "a05-scan" / "hip" / program).exists()
+        assert (tmp_path / "build" / "a05-scan" / "hip" / program).exists()
 
 
 @pytest.mark.hip
 def test_make_hip_for_gfx942_builds_or_says_which_rocm_it_needs(tmp_path):
     """MI300 needs ROCm 6.0 or newer; Debian's hipcc (HIP 5.2) does not know gfx942."""
     env.require_hipcc()
-    proc = subprocess.run(["make", "-C", str(REPO / "a05-scan"), "hip", "GPU_ARCH=gfx942", f"BUILD={tmp_path}"],
-                          capture_output=True, text=True, timeout=600)
+    proc = make_hip(tmp_path, "gfx942")
     if proc.returncode == 0:
         return  # a ROCm new enough for MI300
     assert "gfx942 6.0+" in proc.stderr and "make hip GPU_ARCH=gfx90a" in proc.stderr, proc.stdout + proc.stderr

@@ -66,10 +66,43 @@ def test_every_code_cell_is_python_that_also_runs_as_one_script():
     assert "harness/grade.py day31 exercises/day31_shift_then_scan.cu" in script
 
 
-def test_the_readme_links_the_notebook_with_a_colab_badge():
-    readme = (REPO / "README.md").read_text()
-    assert "colab-badge.svg" in readme
-    assert "colab.research.google.com/github/" in readme and "/blob/main/harness/colab/scan-lab.ipynb" in readme
+@pytest.mark.parametrize("readme", ["README.md", "harness/RELEASE-README.md"])
+def test_the_readme_links_the_notebook_with_a_colab_badge(readme):
+    """The repository's README and the release's: the badge goes to the placeholder, which
+    `make student-release REPO=OWNER/NAME` replaces in the release (test_release.py)."""
+    text = (REPO / readme).read_text()
+    assert "colab-badge.svg" in text
+    assert "https://colab.research.google.com/github/COURSE-ORG/scan-lab/blob/main/harness/colab/scan-lab.ipynb" in text
+
+
+def test_the_notebook_clones_the_placeholder_the_release_replaces():
+    script = "\n\n".join(code_cells())
+    assert 'os.environ.get("SCANLAB_REPO", "https://github.com/COURSE-ORG/scan-lab.git")' in script
+    assert "make student-release REPO=OWNER/NAME" in script  # says how it gets filled in
+
+
+def test_the_notebook_runs_the_sanitizer_and_the_stretch_drills():
+    cells = code_cells()
+    sanitize = [c for c in cells if 'sh("make sanitize"' in c]
+    assert len(sanitize) == 1, "one cell runs make sanitize"
+    assert "needs no special rights" in sanitize[0]  # racecheck runs as the student on a hosted GPU
+    stretch = [c for c in cells if "run-stretch" in c]
+    assert len(stretch) == 1 and "make -C exercises run-stretch SM_ARCH={SM_ARCH}" in stretch[0]
+    for drill, kernel_file in (("drill04", "04_warp_scan.cu"), ("drill05", "05_lookback_scan.cu"),
+                               ("drill06", "06_copy_if_partition.cu")):
+        assert f'("{drill}", "{kernel_file}")' in stretch[0], drill
+        assert (REPO / "exercises" / kernel_file).is_file(), kernel_file
+    # Both after the build (they use SM_ARCH and build/), the sanitizer before the stretch drills.
+    order = [i for i, c in enumerate(cells) if "make cuda SM_ARCH" in c] + [cells.index(sanitize[0]),
+                                                                          cells.index(stretch[0])]
+    assert order == sorted(order), order
+
+
+def test_the_notebook_warns_that_edits_are_lost_with_the_runtime():
+    intro = source(notebook()["cells"][0])
+    assert notebook()["cells"][0]["cell_type"] == "markdown"
+    assert "Your edits live only on this runtime" in intro and "recycles the runtime" in intro
+    assert "Download" in intro
 
 
 @pytest.mark.gpu

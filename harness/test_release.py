@@ -288,6 +288,63 @@ def test_release_make_test_passes_and_says_nothing_of_solutions(release):
     assert "failed" not in summary and "error" not in summary, summary
 
 
+def make_release(build: Path, *variables: str) -> subprocess.CompletedProcess:
+    """`make student-release` from the repository's top Makefile, into `build`."""
+    return run(["make", "--no-print-directory", "-C", REPO, "student-release", f"BUILD={build}", *variables], REPO)
+
+
+@slow
+def test_make_student_release_repo_writes_the_repository_into_the_badge_and_the_notebook(tmp_path):
+    proc = make_release(tmp_path, "REPO=my-course/scan-lab_2027.b")
+    assert proc.returncode == 0, describe(proc)
+    out = tmp_path / "student-release"
+    readme = (out / "README.md").read_text()
+    assert ("(https://colab.research.google.com/github/my-course/scan-lab_2027.b/blob/main/"
+            "harness/colab/scan-lab.ipynb)") in readme, readme
+    notebook = json.loads((out / "harness" / "colab" / "scan-lab.ipynb").read_text())  # still a notebook
+    code = "".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    assert '"https://github.com/my-course/scan-lab_2027.b.git"' in code
+    links = [p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()
+             and b"/COURSE-ORG/scan-lab" in p.read_bytes()]
+    assert links == [], f"placeholder links left in the release: {links}"
+    assert "Published as: my-course/scan-lab_2027.b" in (out / "RELEASE.txt").read_text()
+    assert "no REPO given" not in proc.stderr, describe(proc)
+
+
+@slow
+def test_make_student_release_without_repo_keeps_the_placeholder_and_says_so(tmp_path):
+    proc = make_release(tmp_path)
+    assert proc.returncode == 0, describe(proc)
+    assert "no REPO given" in proc.stderr and "REPO=OWNER/NAME" in proc.stderr, describe(proc)
+    assert "/COURSE-ORG/scan-lab/" in (tmp_path / "student-release" / "README.md").read_text()
+
+
+@pytest.mark.parametrize("repo, why", [
+    pytest.param("https://github.com/my-course/scan-lab", "not a URL", id="url"),
+    pytest.param("git@github.com:my-course/scan-lab", "not a URL", id="ssh"),
+    pytest.param("my-course/scan-lab.git", "without .git", id="dot-git"),
+    pytest.param("scan-lab", "not OWNER/NAME", id="no-slash"),
+    pytest.param("my-course/scan-lab/extra", "not OWNER/NAME", id="two-slashes"),
+    pytest.param("-my-course/scan-lab", "not OWNER/NAME", id="owner-starts-with-a-hyphen"),
+    pytest.param("my course/scan-lab", "not OWNER/NAME", id="space"),
+    pytest.param("my-course/..", "is not a repository name", id="dot-dot"),
+    pytest.param("a" * 40 + "/scan-lab", "not OWNER/NAME", id="owner-of-40"),
+])
+def test_make_student_release_refuses_a_malformed_repo_with_status_2(tmp_path, repo, why):
+    proc = make_release(tmp_path, f"REPO={repo}")
+    assert proc.returncode == 2, describe(proc)  # the script's 2, which make reports as its own 2
+    said = [line for line in proc.stderr.splitlines() if line.startswith("student-release: ")]
+    assert len(said) == 1 and f"REPO={repo!r} is not a GitHub repository" in said[0] and why in said[0], describe(proc)
+    assert "make student-release REPO=my-course/scan-lab" in said[0], describe(proc)
+    assert not (tmp_path / "student-release").exists()  # refused before anything was written
+
+
+def test_the_release_script_takes_a_well_formed_repo():
+    script = release_script()
+    for repo in ("my-course/scan-lab", "a/b", "Org-2027/scan.lab_v2", "a" * 39 + "/x"):
+        assert script.repo_problem(repo) is None, repo
+
+
 @slow
 def test_release_refuses_to_replace_a_folder_that_is_not_a_release(tmp_path):
     keep = tmp_path / "work" / "notes.txt"

@@ -41,10 +41,16 @@ def make(folder: str, target: str, build: Path, *flags: str, **extra) -> subproc
     import os
 
     args = [*flags, *(f"{k}={v}" for k, v in extra.items())]
-    scratch = build / ".tmp"  # hipcc (HIP 5.2) leaves a folder in $TMPDIR at every compile: keep them here
-    scratch.mkdir(parents=True, exist_ok=True)
-    return subprocess.run(["make", "-s", "-C", str(REPO / folder), target, f"BUILD={build}", *args],
-                          capture_output=True, text=True, timeout=1800, env={**os.environ, "TMPDIR": str(scratch)})
+    # hipcc (HIP 5.2) leaves a folder in $TMPDIR at every compile; the Makefiles give it one of its
+    # own and remove it. A $TMPDIR watched here holds them to it.
+    watched = build / f".tmp-{folder}-{target}"
+    watched.mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(["make", "-s", "-C", str(REPO / folder), target, f"BUILD={build}", *args],
+                          capture_output=True, text=True, timeout=1800, env={**os.environ, "TMPDIR": str(watched)})
+    left = sorted(p.name for p in watched.iterdir()) + sorted(p.name for p in (build / folder).rglob(".hipcc-tmp-*"))
+    assert left == [], f"make -C {folder} {target} left these in $TMPDIR or beside its outputs: {left}"
+    watched.rmdir()
+    return proc
 
 
 def side_by_side() -> int:

@@ -162,6 +162,30 @@ def test_make_run_names_a_failed_build_in_one_line_and_fails(tmp_path):
     assert proc.stdout.splitlines()[-1].startswith("make run: ") and "failed: make cuda" in proc.stdout
 
 
+@pytest.mark.parametrize("nvcc", ["/bin/true", "/no/such/nvcc"], ids=["no-gpu", "no-nvcc"])
+def test_make_run_without_an_nvidia_gpu_names_the_colab_route(tmp_path, nvcc):
+    """Every CUDA lesson skipped for want of a GPU (or of nvcc) says where a student can run it.
+    Everything else is skipped too (no hipcc, no C++ compiler, a Python that imports nothing), so
+    nothing is built: the lines are make run's skips alone."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "nvidia-smi").write_text("#!/bin/sh\nexit 9\n")  # installed, lists no GPU
+    (fake / "nvidia-smi").chmod(0o755)
+    proc = make("run", f"BUILD={tmp_path / 'build'}", PATH=f"{fake}:{BARE_PATH}", NVCC=nvcc,
+                HIPCC="/no/such/hipcc", CXX="/no/such/g++", PYTHON="false")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cuda = [line for line in proc.stdout.splitlines()
+            if re.match(r"skipped +(day31-scan/scan\.cu|a05-scan/cuda/(scan|compaction)\.cu): ", line)]
+    assert len(cuda) == 3, proc.stdout
+    why = "no NVIDIA GPU (nvidia-smi lists none)" if nvcc == "/bin/true" else "nvcc not found"
+    for line in cuda:
+        assert why in line, line
+        assert line.endswith('; to run it without one: the Colab notebook, harness/colab/scan-lab.ipynb (README.md, "No GPU of your '
+                             'own?")'), line
+    assert (REPO / "harness" / "colab" / "scan-lab.ipynb").is_file()
+    assert "No GPU of your own?" in (REPO / "README.md").read_text()
+
+
 def test_an_nvidia_smi_answer_that_is_not_a_gpu_is_a_reason_not_a_traceback(tmp_path, monkeypatch):
     fake = tmp_path / "bin"
     fake.mkdir()

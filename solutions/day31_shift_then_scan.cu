@@ -7,6 +7,13 @@
 // real input, so the last word already is the total. Shift-then-scan scanned
 // the input with the tile's last element pushed off the end, so its last word
 // is the total minus that element: one more global read and one more add.
+//
+// The point that outlives the exercise: when one primitive is built out of
+// another, pick the order whose by-product is what you need next. Both orders
+// give a correct exclusive scan; only scan-then-shift ends holding the tile's
+// total, which is exactly what the next step of a large scan collects (Day 32's
+// tile_sums, which phase 2 of the 3-phase scan scans). Recomputing a by-product
+// you threw away costs another pass over memory you had already read.
 
 constexpr unsigned int kMaxThreadsPerBlock = 1024;
 
