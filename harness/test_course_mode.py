@@ -394,7 +394,6 @@ def test_day31_starter_like_dump_scores_0():
 
 
 def test_day31_a_compile_error_lists_every_check_and_scores_0(monkeypatch, tmp_path):
-    monkeypatch.setattr(d31, "build_runner", lambda: tmp_path / "runner")
     monkeypatch.setattr(d31, "compile_submission",
                         lambda submission: d31.Compiled(None, feedback="fake.cu(3): error: expected a \";\""))
     report = d31.grade("day31", tmp_path / "fake.cu", tmp_path, seed=1, mode="course")

@@ -1,9 +1,11 @@
 """The Day 31 exercise: its grader, its starter, its solution, planted mistakes.
 
-The grading logic (`evaluate`, the diagnoses, the runner's raw format) is
-tested on the CPU with made-up runner dumps. The device-only compile of a
-submission (sandboxed nvcc) and the build of the harness's runner need nvcc
-only; launching kernels needs a GPU.
+The grading logic (`evaluate`, the diagnoses, the plan the runner follows, the
+answers read from the module, the words for a launch without results) is tested
+on the CPU with made-up runner dumps and the plan runner's stand-in
+(scanlab/gpu_fakes.py). The device-only compile of a submission (sandboxed nvcc)
+needs nvcc only; launching kernels needs a GPU. The runner itself is tested in
+test_gpu_plan.py.
 """
 
 from __future__ import annotations
@@ -11,19 +13,19 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import stat
 import struct
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from scanlab import EXIT_FAIL, EXIT_NO_GPU, EXIT_PASS
-from scanlab.grade_day31 import (GUARD, KERNEL_SYMBOLS, KERNELS, POISON, SENTENCE_CHECK, SIDE_EFFECTS_CHECK,
-                                 VERSION_CHECK, Answers, Launch, build_runner, compile_submission, evaluate,
-                                 exclusive_tiles, f32_bytes, grade, inclusive_tiles, missing_kernel_message,
-                                 outside_includes, parse_module, parse_task, scratch_name, tile_totals,
-                                 wrapper_source)
-from scanlab.day31_fakes import CASE, SENTENCE, clean_launch, fake_run, guarded
+from scanlab import EXIT_FAIL, EXIT_NO_GPU, EXIT_PASS, gpu_plan
+from scanlab.grade_day31 import (BLOCKS, GUARD, KERNEL_SYMBOLS, KERNELS, POISON, SENTENCE_CHECK, SENTENCE_GLOBAL,
+                                 SIDE_EFFECTS_CHECK, VERSION_CHECK, VERSION_GLOBAL, Answers, Case, Launch, Printed,
+                                 compile_submission, day31_plan, evaluate, exclusive_tiles, f32_bytes, grade,
+                                 inclusive_tiles, missing_kernel_message, module_answers, outside_includes, run_cases,
+                                 scratch_name, tile_totals, wrapper_source)
+from scanlab.day31_fakes import CASE, SENTENCE, answer_globals, day31_box, fake_run, guarded
 from scanlab.grading import Report, max_score
 from scanlab.paths import REPO
 from scanlab.run import run
@@ -215,64 +217,100 @@ def test_the_helper_is_the_lessons_own_token_for_token(program):
         f"{program.name}'s hillisSteeleDoubleBuffer is not day31-scan/scan.cu's: copy the lesson's, unchanged"
 
 
-# ---- the runner's raw format, written here as day31_runner.cpp writes it -------------------
+# ---- the plan the runner follows, and what comes back (on the runner's stand-in) ------------
 
-def text(s: str) -> bytes:
-    data = s.encode()
-    return struct.pack("<I", len(data)) + data
-
-
-def module_bin(result=0, version=(1, 2), sentence=(1, "Because."), functions=()) -> bytes:
-    data = b"D31MOD01" + struct.pack("<I", result) + text("CUDA_ERROR_OUT_OF_MEMORY" if result else "")
-    data += text("out of memory" if result else "")
-    if result:
-        return data
-    data += struct.pack("<Ii", *version)
-    found, sentence_text = sentence
-    raw = sentence_text.encode()
-    data += struct.pack("<III", found, len(raw), 0) + raw + struct.pack("<I", len(functions))
-    for mangled, plain in functions:
-        data += text(mangled) + text(plain)
-    return data
+def test_the_answers_are_read_from_the_modules_globals():
+    assert module_answers(gpu_plan.ModuleInfo(globals=answer_globals(2, "Scan first, then shift."))) == \
+        (2, "Scan first, then shift.")
+    assert module_answers(gpu_plan.ModuleInfo(globals={VERSION_GLOBAL: None, SENTENCE_GLOBAL: None})) == (None, None)
+    assert module_answers(gpu_plan.ModuleInfo(load_error="CUDA_ERROR_OUT_OF_MEMORY (out of memory)")) == (None, None)
+    version, sentence = module_answers(gpu_plan.ModuleInfo(globals=answer_globals(1, "x" * 4096, truncated=True)))
+    assert version == 1 and sentence == "x" * 4096 + " [cut at 4096 bytes]"
 
 
-def task_bin(block, kernel, values, state=1, error=("", ""), step="", launch: Launch | None = None) -> bytes:
-    n, count = len(values), math.ceil(len(values) / block)
-    data = b"D31TSK01" + struct.pack("<IIQQII", block, kernel, n, count, GUARD, state)
-    data += struct.pack("<I", 700 if error[0] else 0) + text(error[0]) + text(error[1]) + text(step)
-    if state == 1:
-        launch = launch or clean_launch(values, block)
-        data += launch.out_words + launch.totals_words + launch.input_words
-    return data
+ONE = Case("one element", [3.0])
+INPUTS = [CASE, ONE]
 
 
-def test_the_module_record_parses():
-    info = parse_module(module_bin(version=(1, 2), sentence=(1, "Scan first, then shift."),
-                                   functions=[(KERNEL_SYMBOLS["scan-then-shift"], "scanExclusiveScanThenShift(...)")]))
-    assert info.load_error == "" and info.version == 2 and info.sentence == "Scan first, then shift."
-    assert info.functions[0][0] == "_Z26scanExclusiveScanThenShiftPKfPfS1_m"
-    assert parse_module(module_bin(version=(0, 0), sentence=(0, ""))).version is None
-    assert parse_module(module_bin(result=2)).load_error == "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"
-    with pytest.raises(ValueError, match="truncated"):
-        parse_module(module_bin()[:-3])
-    with pytest.raises(ValueError, match="wrong header"):
-        parse_module(b"D31MOD00" + module_bin()[8:])
+def test_the_plan_launches_each_kernel_at_every_block_size_never_twice_on_one_input_in_a_row():
+    plan = day31_plan(INPUTS)
+    assert plan.globals == {VERSION_GLOBAL: 4, SENTENCE_GLOBAL: 4096 + 8}
+    keys = [task.key for task in plan.tasks]
+    assert keys == [(c, block, kernel) for kernel in KERNELS for block in BLOCKS for c in range(len(INPUTS))]
+    assert all(a[0] != b[0] for a, b in zip(keys, keys[1:]))  # the input changes at every launch
+    task = plan.tasks[keys.index((0, 256, "shift-then-scan"))]
+    tiles = math.ceil(3001 / 256)
+    assert [(b.name, b.type, b.count, b.guard, b.init) for b in task.buffers] == [
+        ("in", "f32", 3001, GUARD, "file"), ("out", "f32", 3001, GUARD, "poison"),
+        ("totals", "f32", tiles, GUARD, "poison")]
+    assert task.launches == [f"launch {KERNEL_SYMBOLS['shift-then-scan']} {tiles} 256 0 @in @out @totals u64:3001"]
+    assert task.dumps == ["out", "totals", "in"]
 
 
-def test_task_records_parse_into_launches():
-    values = CASE.values
-    record = parse_task(task_bin(256, 1, values))
-    assert (record.block, record.kernel, record.state) == (256, "shift-then-scan", 1)
-    assert record.launch.out == f32_bytes(exclusive_tiles(values, 256))
-    assert record.launch.totals == f32_bytes(tile_totals(values, 256))
-    assert record.launch.input == f32_bytes(values)
-    crashed = parse_task(task_bin(64, 0, values, state=2, step="running the kernel",
-                                  error=("CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered")))
-    assert crashed.launch.error == ("crashed while running the kernel: CUDA_ERROR_ILLEGAL_ADDRESS "
-                                    "(an illegal memory access was encountered)")
-    assert parse_task(task_bin(32, 0, values, state=0)).state == 0  # the runner died inside this launch
-    with pytest.raises(ValueError, match="truncated"):
-        parse_task(task_bin(32, 0, values)[:-1])
+def day31_runs(monkeypatch, box, inputs=INPUTS):
+    monkeypatch.setattr(gpu_plan, "Sandbox", box)
+    monkeypatch.setattr(gpu_plan, "build_runner", lambda: Path("gpu_runner"))
+    printed = Printed()
+    runs, module = run_cases(b"fatbin", inputs, printed)
+    return runs, module, printed
+
+
+def fate_at(inputs, fates: dict):
+    """A fate for FakeGpuBox from {(input, block, kernel) or (block, kernel): fate}."""
+    keys = [task.key for task in day31_plan(inputs).tasks]
+    return lambda k, kernel: fates.get(keys[k], fates.get(keys[k][1:], "ok"))
+
+
+def test_right_kernels_come_back_as_launches_with_every_word(monkeypatch):
+    runs, module, printed = day31_runs(monkeypatch, day31_box(printed="x"))
+    assert module_answers(module) == (1, SENTENCE)
+    for run in runs:
+        for block in BLOCKS:
+            for kernel in KERNELS:
+                launch = run.launches[block][kernel]
+                assert not launch.error and launch.guard == GUARD
+                assert launch.out == f32_bytes(exclusive_tiles(run.case.values, block))
+                assert launch.totals == f32_bytes(tile_totals(run.case.values, block))
+                assert launch.input == f32_bytes(run.case.values)
+                assert launch.out_words[:4 * GUARD] == launch.totals_words[-4 * GUARD:] == POISON * GUARD
+    assert printed.kept == 2 * len(BLOCKS) * len(INPUTS)  # one "x" a launch, in one process
+    assert evaluate(Report("day31", "fake.cu"), Answers(1, SENTENCE), runs).passed
+
+
+HANG = " (a hang: a barrier some lanes never reach, or a loop that never ends?)"
+
+
+def test_a_crash_a_hang_and_a_missing_kernel_keep_their_words(monkeypatch):
+    fates = {(64, "shift-then-scan"): "crash", (0, 1024, "shift-then-scan"): "hang",
+             (1, 32, "scan-then-shift"): "signal"}
+    box = day31_box(fate_at(INPUTS, fates))
+    runs, _, _ = day31_runs(monkeypatch, box)
+    first, one = (run.launches for run in runs)
+    crashed = ("crashed while running the kernel: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was "
+               "encountered)")
+    assert first[64]["shift-then-scan"].error == one[64]["shift-then-scan"].error == crashed
+    assert first[1024]["shift-then-scan"].error == f"did not finish: time limit 2 s per launch exceeded{HANG}"
+    assert one[1024]["shift-then-scan"].error == ("not launched: this kernel did not finish earlier (time limit 2 s "
+                                                 "per launch exceeded at 1024 threads)")
+    assert one[32]["scan-then-shift"].error == "did not finish: killed by SIGSEGV"  # not a hang: the kernel runs on
+    assert not first[64]["scan-then-shift"].error and not one[256]["shift-then-scan"].error
+    assert len(box.runs) == 4  # a fresh process after the signal and after each crash; none is left after the hang
+
+    runs, _, _ = day31_runs(monkeypatch, day31_box(fate_at(INPUTS, {(256, "scan-then-shift"): "limit"}),
+                                                   missing=("shift-then-scan",)))
+    first, one = (run.launches for run in runs)
+    assert first[256]["scan-then-shift"].error == f"did not finish: wall-clock limit 20 s exceeded{HANG}"
+    assert one[256]["scan-then-shift"].error == ("not launched: this kernel did not finish earlier (wall-clock limit "
+                                                "20 s exceeded at 256 threads)")
+    have = [(KERNEL_SYMBOLS["scan-then-shift"],) * 2]
+    assert {one[b]["shift-then-scan"].error for b in BLOCKS} == {missing_kernel_message("shift-then-scan", have)}
+
+
+def test_a_module_that_does_not_load_fails_every_launch(monkeypatch):
+    runs, module, _ = day31_runs(monkeypatch, day31_box(load_error="device kernel image is invalid"))
+    assert module.load_error == "CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid)"
+    assert {launch.error for run in runs for by in run.launches.values() for launch in by.values()} == \
+        {"your module did not load: CUDA_ERROR_INVALID_IMAGE (device kernel image is invalid)"}
 
 
 def test_a_missing_kernel_lists_what_the_module_has():
@@ -307,7 +345,7 @@ def test_grade_cli_usage_errors():
     assert listed.returncode == 0 and "day31" in listed.stdout
 
 
-# ---- device-only compiles and the runner's build (nvcc, no GPU) -------------------------------
+# ---- device-only compiles (nvcc, no GPU) ---------------------------------------------------
 
 def variant(tmp_path, name: str, text_or_bytes):
     path = tmp_path / name
@@ -407,15 +445,6 @@ def test_the_module_has_the_names_the_runner_asks_for(tmp_path):
 
 
 @pytest.mark.cuda
-def test_the_runner_builds_once_into_the_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("SCANLAB_CACHE", str(tmp_path / "cache"))
-    first = build_runner()
-    assert first.is_file() and first.stat().st_mode & stat.S_IXUSR
-    assert first.parent == tmp_path / "cache"
-    assert build_runner() == first and [p.name for p in (tmp_path / "cache").iterdir()] == [first.name]
-
-
-@pytest.mark.cuda
 @pytest.mark.parametrize("exercise, program", [("day31", SOLUTION), ("drill04", REPO / "solutions" / "04_warp_scan.cu")])
 def test_no_gpu_is_not_graded_with_no_score_and_says_where_to_grade(tmp_path, exercise, program):
     """No GPU: exit 3, and the report and results.json say "not graded" and where it can be graded,
@@ -426,7 +455,7 @@ def test_no_gpu_is_not_graded_with_no_score_and_says_where_to_grade(tmp_path, ex
     assert result.returncode == EXIT_NO_GPU, result.describe()
     assert "no usable GPU" in result.stderr
     assert "NOT GRADED" in result.stdout and "Colab" in result.stdout, result.stdout
-    for noise in ("FAIL", "score 0", "error while loading shared libraries", "day31_runner"):
+    for noise in ("FAIL", "score 0", "error while loading shared libraries", "gpu_runner"):
         assert noise not in result.stdout, (noise, result.stdout)
     data = json.loads(out.read_text())
     assert "score" not in data and all("score" not in t and "status" not in t for t in data["tests"]), data

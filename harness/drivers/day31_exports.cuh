@@ -13,7 +13,7 @@
 // "keep them constexpr as in the starter". Every name here starts with
 // scanlab_ so it cannot meet a name of the submission; the globals have
 // external linkage so the compiler keeps them and cuModuleGetGlobal finds them
-// by their plain names, and day31_runner.cpp relies on ScanlabText's layout.
+// by their plain names, and grade_day31.module_answers relies on ScanlabText's layout.
 
 namespace scanlab_day31 {
 

@@ -1,5 +1,5 @@
-// Harness-owned GPU runner for the stretch drills (exercises/04_*, 05_*, 06_*): a
-// plan-driven version of day31_runner.cpp.
+// Harness-owned GPU runner: every graded GPU exercise's kernels run through it (Day 31,
+// exercises/day31_shift_then_scan.cu, and the stretch drills, exercises/04_*, 05_*, 06_*).
 //
 // Host code of the harness only. It loads the DEVICE code the grader compiled from
 // a submission (a fatbin: no host code of the submission exists in it), and follows
@@ -8,9 +8,16 @@
 // harness/scanlab/gpu_plan.py writes the plan and reads what this leaves.
 //
 //   gpu_runner --plan PLAN [--tasks I,J,...] [--launch-limit SECONDS]
+//   gpu_runner --probe PROBE.fatbin
+//       Is there a usable GPU? cuInit, device 0, its primary context, the harness's
+//       own tiny module (drivers/day31_probe.cu) loaded and its scanlab_probe kernel
+//       run. Exit 0 usable; 3 not, with one line saying why. Needs no student code.
 //
 // PLAN is text, one directive a line ('#' starts a comment):
 //   module FILE                         the fatbin (once, first)
+//   global NAME BYTES                   before the first task: read the __device__ variable
+//                                       NAME (exactly BYTES long) once the module has loaded,
+//                                       before any kernel runs (Day 31's compile-time answers)
 //   task                                starts a task (numbered from 0 in plan order)
 //   buffer NAME TYPE COUNT GUARD INIT   a device buffer of GUARD + COUNT + GUARD words of
 //                                       TYPE (u8 i32 u32 f32 i64 u64 f64); the guard words
@@ -25,15 +32,19 @@
 //   dump NAME...                        after the task's last launch, copy these back
 //   end                                 ends the task
 // Buffers belong to their task: allocated, filled and freed there, so no task sees
-// what an earlier one left in device memory. Each task also gets the module loaded
-// afresh (its __device__ variables back at their initialisers), and a task whose first
-// kernel differs from the previous task's starts in a new context (the device heap and
-// everything else an earlier kernel could have left are gone): no graded kernel can
-// hand its results to another.
+// what an earlier one left in device memory (a kernel that changed its input cannot
+// spoil the next task's). Each task also gets the module loaded afresh (its __device__
+// variables back at their initialisers), and a task whose first kernel differs from
+// the previous task's starts in a new context (the device heap and everything else an
+// earlier kernel could have left are gone): no graded kernel can hand its results to
+// another. (Day 31's grader also orders its tasks so that no launch follows one on the
+// same input.)
 //
 // Files written in the working folder (little-endian; str = u32 length + bytes):
-//   module.bin: "GPRMOD01", u32 CUresult of loading the module, str error name, str
-//     error text; when it loaded: u32 count and per kernel: str mangled, str demangled.
+//   module.bin: "GPRMOD02", u32 CUresult of loading the module, str error name, str
+//     error text; when it loaded: u32 count and per kernel: str mangled, str demangled;
+//     then u32 count and per `global` of the plan: str name, u32 found (it exists, has
+//     exactly BYTES and was copied back), u64 byte count, the bytes (when found).
 //   task-I.bin: "GPRTSK01", u32 state (0 started and never finished, 1 finished,
 //     2 a CUDA error, 3 a kernel missing from the module), u32 the launch it reached
 //     (its index in the task; the "started" file is rewritten before each launch, so
@@ -43,10 +54,11 @@
 //     rename) when the task ends, so a process killed inside a task leaves it marked.
 //
 // Exit status: 0 every task done (whatever the results); 1 the runner itself failed;
-// 2 a bad command line or plan; 4 stopped after a CUDA error (the context may be
-// spoiled: the grader starts a fresh process for the tasks left) or the module did
-// not load; 5 a launch ran past --launch-limit (its task stays "started"; ending the
-// process destroys the context, which stops the kernel).
+// 2 a bad command line or plan; 3 (--probe only) no usable GPU; 4 stopped after a
+// CUDA error (the context may be spoiled: the grader starts a fresh process for the
+// tasks left) or the module did not load; 5 a launch ran past --launch-limit (its
+// task stays "started"; ending the process destroys the context, which stops the
+// kernel).
 
 #include <cuda.h>
 #include <cxxabi.h>
@@ -68,11 +80,13 @@ namespace {
 constexpr int kExitDone = 0;
 constexpr int kExitRunner = 1;
 constexpr int kExitUsage = 2;
+constexpr int kExitNoGpu = 3;
 constexpr int kExitStopped = 4;
 constexpr int kExitHung = 5;
 constexpr size_t kMostNameBytes = 400;
 constexpr uint32_t kMostKernelsListed = 64;
 constexpr uint64_t kMostBufferBytes = 8ull << 30;
+constexpr uint64_t kMostGlobalBytes = 1u << 20;
 
 enum TaskState : uint32_t { kStarted = 0, kFinished = 1, kCudaError = 2, kNoSuchKernel = 3 };
 
@@ -91,8 +105,9 @@ std::string errorText(CUresult r) {
     return ::cuGetErrorString(r, &text) == CUDA_SUCCESS && text != nullptr ? text : "unknown error";
 }
 
-void need(CUresult r, const std::string& what) {
-    if (r != CUDA_SUCCESS) stop(kExitRunner, what + " failed: " + errorName(r) + " (" + errorText(r) + ")");
+// A CUDA call the runner itself depends on (not one a kernel can make fail).
+void need(CUresult r, const std::string& what, int status = kExitRunner) {
+    if (r != CUDA_SUCCESS) stop(status, what + " failed: " + errorName(r) + " (" + errorText(r) + ")");
 }
 
 // Binary output, written whole to NAME.tmp and renamed to NAME when closed.
@@ -190,8 +205,14 @@ struct Task {
     std::vector<std::string> dumps;
 };
 
+struct Global {
+    std::string name;
+    uint64_t bytes = 0;
+};
+
 struct Plan {
     std::string module;
+    std::vector<Global> globals;
     std::vector<Task> tasks;
 };
 
@@ -274,6 +295,13 @@ Plan readPlan(const std::string& path) {
         if (what == "module") {
             if (w.size() != 2 || !plan.module.empty() || task != nullptr) badPlan(line, "module FILE, once, first");
             plan.module = w[1];
+        } else if (what == "global") {
+            if (w.size() != 3 || plan.module.empty() || task != nullptr || !plan.tasks.empty()) {
+                badPlan(line, "global NAME BYTES, after the module and before the first task");
+            }
+            const uint64_t bytes = number(w[2], line, kMostGlobalBytes);
+            if (bytes == 0) badPlan(line, "a global of 0 bytes");
+            plan.globals.push_back(Global{w[1], bytes});
         } else if (what == "task") {
             if (w.size() != 1 || task != nullptr) badPlan(line, "task takes no words, and tasks do not nest");
             plan.tasks.emplace_back();
@@ -342,18 +370,20 @@ Plan readPlan(const std::string& path) {
 
 // ---- running it --------------------------------------------------------------------
 
-CUdevice openDevice() {
+// Device 0 (of those CUDA_VISIBLE_DEVICES leaves) and its primary context, made current.
+// Waiting for a kernel blocks instead of spinning, so a hung kernel costs wall time, not CPU time.
+CUdevice openDevice(int status) {
     setenv("CUDA_MODULE_LOADING", "EAGER", 1);  // a module that cannot load says so when it loads
-    need(::cuInit(0), "cuInit");
+    need(::cuInit(0), "cuInit", status);
     int count = 0;
-    need(::cuDeviceGetCount(&count), "cuDeviceGetCount");
-    if (count == 0) stop(kExitRunner, "no CUDA device is visible");
+    need(::cuDeviceGetCount(&count), "cuDeviceGetCount", status);
+    if (count == 0) stop(status, "no CUDA device is visible");
     CUdevice device = 0;
-    need(::cuDeviceGet(&device, 0), "cuDeviceGet");
+    need(::cuDeviceGet(&device, 0), "cuDeviceGet", status);
     ::cuDevicePrimaryCtxSetFlags(device, CU_CTX_SCHED_BLOCKING_SYNC);  // a preference: ignore a refusal
     CUcontext context = nullptr;
-    need(::cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain");
-    need(::cuCtxSetCurrent(context), "cuCtxSetCurrent");
+    need(::cuDevicePrimaryCtxRetain(&context, device), "cuDevicePrimaryCtxRetain", status);
+    need(::cuCtxSetCurrent(context), "cuCtxSetCurrent", status);
     return device;
 }
 
@@ -386,6 +416,22 @@ void describeModule(Writer& w, CUmodule module) {
         if (name.size() > kMostNameBytes) name.resize(kMostNameBytes);
         w.str(name);
         w.str(plain);
+    }
+}
+
+// The plan's globals, read before any kernel runs: what the compiler put there, nothing a kernel wrote.
+void readGlobals(Writer& w, CUmodule module, const std::vector<Global>& globals) {
+    w.u32(uint32_t(globals.size()));
+    for (const Global& g : globals) {
+        CUdeviceptr at = 0;
+        size_t bytes = 0;
+        std::vector<char> data(g.bytes);
+        const bool found = ::cuModuleGetGlobal(&at, &bytes, module, g.name.c_str()) == CUDA_SUCCESS &&
+                           bytes == g.bytes && ::cuMemcpyDtoH(data.data(), at, data.size()) == CUDA_SUCCESS;
+        w.str(g.name);
+        w.u32(found ? 1 : 0);
+        w.u64(found ? data.size() : 0);
+        if (found) w.bytes(data.data(), data.size());
     }
 }
 
@@ -523,6 +569,42 @@ bool runTask(size_t index, const Task& task, CUmodule module, double limit) {
     return true;
 }
 
+// ---- --probe -----------------------------------------------------------------------
+
+int probe(const std::string& fatbin) {
+    const CUdevice device = openDevice(kExitNoGpu);
+    char name[256] = {};
+    ::cuDeviceGetName(name, sizeof name - 1, device);
+    int major = 0, minor = 0, driver = 0;
+    ::cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+    ::cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+    ::cuDriverGetVersion(&driver);
+    const std::string where = std::string(name) + " (sm_" + std::to_string(major) + std::to_string(minor) +
+                              "), driver " + std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10);
+
+    const std::vector<char> image = readFile(fatbin);
+    CUmodule module = nullptr;
+    const CUresult loaded = ::cuModuleLoadData(&module, image.data());
+    if (loaded != CUDA_SUCCESS) {
+        stop(kExitNoGpu, "the driver cannot load code built by this nvcc on " + where + ": " + errorName(loaded) +
+                             " (" + errorText(loaded) + ")");
+    }
+    CUfunction kernel = nullptr;
+    need(::cuModuleGetFunction(&kernel, module, "scanlab_probe"), "finding the probe kernel", kExitNoGpu);
+    CUdeviceptr word = 0;
+    need(::cuMemAlloc(&word, sizeof(uint32_t)), "cuMemAlloc", kExitNoGpu);
+    need(::cuMemsetD32(word, 0, 1), "cuMemsetD32", kExitNoGpu);
+    void* params[] = {&word};
+    need(::cuLaunchKernel(kernel, 1, 1, 1, 32, 1, 1, 0, nullptr, params, nullptr), "launching the probe kernel",
+         kExitNoGpu);
+    need(::cuCtxSynchronize(), "running the probe kernel", kExitNoGpu);
+    uint32_t value = 0;
+    need(::cuMemcpyDtoH(&value, word, sizeof value), "copying the probe's word back", kExitNoGpu);
+    if (value != 0x5CA1AB1Eu) stop(kExitNoGpu, "the probe kernel ran on " + where + " but did not write its word");
+    std::printf("gpu_runner: usable GPU: %s\n", where.c_str());
+    return kExitDone;
+}
+
 std::vector<size_t> parseTasks(const std::string& text, size_t tasks) {
     std::vector<size_t> picked;
     std::istringstream in(text);
@@ -539,7 +621,7 @@ std::vector<size_t> parseTasks(const std::string& text, size_t tasks) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string planPath, taskList;
+    std::string planPath, taskList, probeModule;
     double limit = 2.0;
     for (int a = 1; a < argc; ++a) {
         const std::string flag = argv[a];
@@ -547,6 +629,8 @@ int main(int argc, char** argv) {
         const std::string value = argv[++a];
         if (flag == "--plan") {
             planPath = value;
+        } else if (flag == "--probe") {
+            probeModule = value;
         } else if (flag == "--tasks") {
             taskList = value;
         } else if (flag == "--launch-limit") {
@@ -557,7 +641,11 @@ int main(int argc, char** argv) {
             stop(kExitUsage, "unknown flag " + flag);
         }
     }
-    if (planPath.empty()) stop(kExitUsage, "usage: gpu_runner --plan PLAN [--tasks I,J,...] [--launch-limit SECONDS]");
+    if (planPath.empty() == probeModule.empty()) {
+        stop(kExitUsage, "usage: gpu_runner --plan PLAN [--tasks I,J,...] [--launch-limit SECONDS] | "
+                         "gpu_runner --probe PROBE.fatbin");
+    }
+    if (!probeModule.empty()) return probe(probeModule);
     const Plan plan = readPlan(planPath);
     std::vector<size_t> picked;
     if (taskList.empty()) {
@@ -567,16 +655,19 @@ int main(int argc, char** argv) {
     }
     const std::vector<char> image = readFile(plan.module);
 
-    const CUdevice device = openDevice();
+    const CUdevice device = openDevice(kExitRunner);
     CUmodule module = nullptr;
     const CUresult loaded = ::cuModuleLoadData(&module, image.data());
     {
         Writer w("module.bin");
-        w.bytes("GPRMOD01", 8);
+        w.bytes("GPRMOD02", 8);
         w.u32(uint32_t(loaded));
         w.str(loaded == CUDA_SUCCESS ? "" : errorName(loaded));
         w.str(loaded == CUDA_SUCCESS ? "" : errorText(loaded));
-        if (loaded == CUDA_SUCCESS) describeModule(w, module);
+        if (loaded == CUDA_SUCCESS) {
+            describeModule(w, module);
+            readGlobals(w, module, plan.globals);
+        }
         w.close();
     }
     if (loaded != CUDA_SUCCESS) stop(kExitStopped, "the module did not load: " + errorName(loaded));

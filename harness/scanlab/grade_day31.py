@@ -10,12 +10,13 @@ No host code of the submission ever runs. The pipeline:
    submission alone is compiled, so its kernels are still graded. A build
    that read any file but the scratch folder's and the system's (/usr) is
    refused, which matters where the sandbox is only partial.
-2. The harness's own runner (harness/drivers/day31_runner.cpp, host C++ built
-   here with g++ outside the sandbox and cached) loads the fatbin through the
-   CUDA driver API in a GPU sandbox, one process for all inputs; it reads the two
-   answers before any kernel runs, launches both kernels by their mangled
-   names at 32, 64, 256 and 1024 threads, and writes back the raw words of
-   out, block_totals and the input, each with poisoned guard words around it.
+2. The harness's own runner (harness/drivers/gpu_runner.cpp, through
+   scanlab/gpu_plan.py: host C++ built with g++ outside the sandbox and cached)
+   follows the plan `day31_plan` writes: in a GPU sandbox, one process for all
+   inputs, it reads the two answers before any kernel runs, launches both
+   kernels by their mangled names at 32, 64, 256 and 1024 threads, and writes
+   back the raw words of out, block_totals and the input, each with poisoned
+   guard words around it.
 3. Everything is judged here: the reference (each tile's exclusive scan
    restarts at 0; each tile's total is the sum of its elements, lanes past the
    end counting 0), the guards, the input, the diagnoses. `evaluate` is pure
@@ -28,25 +29,21 @@ right output; a compile error lists every check as failed, "not run", so the
 maximum never changes. In course mode no feedback shows an expected value (the
 "should be" halves, the side-by-side totals table): those are instructor-only.
 
-`probe_gpu()` is the grader's own check for a usable GPU; grade.py calls it
-before anything else. `grade()` never reports "no GPU": after the probe, any
-failure is the submission's (or a harness error), never exit status 3.
+`probe_gpu()` is the graders' own check for a usable GPU (the runner's --probe on
+drivers/day31_probe.cu); grade.py calls it before anything else. `grade()` never
+reports "no GPU": after the probe, any failure is the submission's (or a harness
+error), never exit status 3.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import math
 import os
 import random
 import re
-import shlex
-import shutil
 import struct
-import subprocess
-import tempfile
 import threading
 from array import array
 from dataclasses import dataclass, field
@@ -58,14 +55,15 @@ from . import env, splitmix
 from .build import compiler_warnings, cuda_gencode
 from .grading import (MODES, TOO_LARGE, Report, compare_exact, hidden_note, read_submission, reproduce_line,
                       require_points, show)
+from .gpu_plan import (LAUNCH_LIMIT_S, RUNNER_HUNG, RUNNER_NAME, HarnessBuildError, ModuleInfo, Plan, Words,
+                       cached_build, cuda_root, probe, run_plan)
 from .paths import REPO
-from .run import run_process
 from .sandbox import (NVCC_COMPILE_LIMITS, GPU_LIMITS, INSIDE as INSIDE_SCRATCH, Outcome, Sandbox,
                       toolchain_dirs)
 
 BLOCKS = (32, 64, 256, 1024)
 PAGE_N = 1_049_187
-KERNELS = ("scan-then-shift", "shift-then-scan")  # index 0 and 1 on the runner's command line
+KERNELS = ("scan-then-shift", "shift-then-scan")
 KERNEL_SYMBOLS = {  # the starter's signatures, mangled: the names the runner asks the module for
     "scan-then-shift": "_Z26scanExclusiveScanThenShiftPKfPfS1_m",
     "shift-then-scan": "_Z26scanExclusiveShiftThenScanPKfPfS1_m",
@@ -101,22 +99,21 @@ POISON = b"\xff\xff\xff\xff"  # the runner's poison word: a NaN no kernel comput
 MOST_LINES = 8  # feedback lines per check
 
 DRIVERS = REPO / "harness" / "drivers"
-RUNNER_SOURCE = DRIVERS / "day31_runner.cpp"
 PROBE_SOURCE = DRIVERS / "day31_probe.cu"
 EXPORTS_SOURCE = DRIVERS / "day31_exports.cuh"
 WRAPPER = "scanlab_day31_wrapper.cu"
 MODULE = "module.fatbin"
-RUNNER = "day31_runner"
 DEVICE_FLAGS = ("-std=c++17", "-O3", "-fatbin")
+# The answers' __device__ globals (day31_exports.cuh), read by the runner before any kernel runs.
+VERSION_GLOBAL = "scanlab_free_total_version"  # int
+SENTENCE_GLOBAL = "scanlab_free_total_sentence"  # ScanlabText: char bytes[4096]; unsigned length, truncated
+SENTENCE_CAPACITY = 4096
 # One process runs the 32 launches of the 4 inputs (each a few milliseconds; the CUDA context
 # takes longer to make): a run past this is a kernel that never ends. Waiting blocks rather
-# than spins, so the CPU limit is slack.
+# than spins, so the CPU limit is slack. Within it, the runner's own limit per launch
+# (gpu_plan.LAUNCH_LIMIT_S, its status RUNNER_HUNG) makes a kernel that never ends cost that
+# much of the GPU's time, not the whole run's limit.
 RUN_LIMITS = dataclasses.replace(GPU_LIMITS, cpu_s=20, wall_s=20)
-# The runner's own limit per launch (a launch takes milliseconds): a kernel that never ends
-# costs this much of the GPU's time, not the whole run's limit. The runner runs no student host
-# code, so its status 5 (RUNNER_HUNG) is the harness's own word.
-LAUNCH_LIMIT_S = 2.0
-RUNNER_HUNG = 5
 
 
 # ---- inputs ----------------------------------------------------------------
@@ -259,83 +256,17 @@ class CaseRun:
     launches: dict[int, dict[str, Launch]]  # block -> kernel -> what it left
 
 
-@dataclass
-class ModuleInfo:
-    load_error: str = ""  # non-empty: the module did not load
-    version: int | None = None
-    sentence: str | None = None
-    functions: list[tuple[str, str]] = field(default_factory=list)  # (mangled, demangled)
-
-
-class Reader:
-    def __init__(self, data: bytes, what: str):
-        self.data, self.at, self.what = data, 0, what
-
-    def take(self, count: int) -> bytes:
-        if count < 0 or self.at + count > len(self.data):
-            raise ValueError(f"the runner's {self.what} is truncated")
-        chunk = self.data[self.at:self.at + count]
-        self.at += count
-        return chunk
-
-    def u32(self) -> int:
-        return struct.unpack("<I", self.take(4))[0]
-
-    def i32(self) -> int:
-        return struct.unpack("<i", self.take(4))[0]
-
-    def u64(self) -> int:
-        return struct.unpack("<Q", self.take(8))[0]
-
-    def text(self) -> str:
-        return self.take(self.u32()).decode("utf-8", "replace")
-
-
-def parse_module(data: bytes) -> ModuleInfo:
-    r = Reader(data, "module.bin")
-    if r.take(8) != b"D31MOD01":
-        raise ValueError("the runner's module.bin has the wrong header")
-    result, name, text = r.u32(), r.text(), r.text()
-    if result != 0:
-        return ModuleInfo(load_error=f"{name} ({text})")
-    info = ModuleInfo()
-    found, version = r.u32(), r.i32()
-    info.version = version if found else None
-    found, length, truncated = r.u32(), r.u32(), r.u32()
-    sentence = r.take(length).decode("utf-8", "replace")
-    info.sentence = (sentence + (" [cut at 4096 bytes]" if truncated else "")) if found else None
-    for _ in range(r.u32()):
-        info.functions.append((r.text(), r.text()))
-    return info
-
-
-TASK_LAUNCHED, TASK_FINISHED, TASK_CUDA_ERROR, TASK_NO_SUCH_KERNEL = 0, 1, 2, 3
-
-
-@dataclass
-class TaskRecord:
-    block: int
-    kernel: str
-    state: int
-    launch: Launch
-
-
-def parse_task(data: bytes) -> TaskRecord:
-    r = Reader(data, "task file")
-    if r.take(8) != b"D31TSK01":
-        raise ValueError("a runner task file has the wrong header")
-    block, kernel, n, count, guard, state = r.u32(), r.u32(), r.u64(), r.u64(), r.u32(), r.u32()
-    _, name, text, step = r.u32(), r.text(), r.text(), r.text()
-    if kernel not in (0, 1):
-        raise ValueError(f"a runner task file names kernel {kernel}")
-    launch = Launch(guard=guard)
-    if state == TASK_FINISHED:
-        launch.out_words = r.take(4 * (2 * guard + n))
-        launch.totals_words = r.take(4 * (2 * guard + count))
-        launch.input_words = r.take(4 * (2 * guard + n))
-    elif state == TASK_CUDA_ERROR:
-        launch.error = f"crashed while {step}: {name} ({text})"
-    return TaskRecord(block, KERNELS[kernel], state, launch)
+def module_answers(module: ModuleInfo) -> tuple[int | None, str | None]:
+    """kFreeTotalVersion and kFreeTotalSentence as day31_exports.cuh left them in the loaded module
+    (None: the runner did not find that global)."""
+    raw = module.globals.get(VERSION_GLOBAL)
+    version = struct.unpack("<i", raw)[0] if raw is not None else None
+    raw = module.globals.get(SENTENCE_GLOBAL)
+    if raw is None:
+        return version, None
+    length, truncated = struct.unpack_from("<II", raw, SENTENCE_CAPACITY)
+    sentence = raw[:min(length, SENTENCE_CAPACITY)].decode("utf-8", "replace")
+    return version, sentence + (f" [cut at {SENTENCE_CAPACITY} bytes]" if truncated else "")
 
 
 def missing_kernel_message(kernel: str, functions: list[tuple[str, str]]) -> str:
@@ -553,90 +484,7 @@ def evaluate(report: Report, answers: Answers, runs: list[CaseRun]) -> Report:
     return report
 
 
-# ---- building the harness's own programs (outside the sandbox, cached) ---------------
-
-class HarnessBuildError(RuntimeError):
-    """The grader could not build its own runner or probe module (not the submission's fault)."""
-
-
-def cache_dir() -> Path:
-    named = os.environ.get("SCANLAB_CACHE")
-    return Path(named) if named else Path.home() / ".cache" / "scanlab"
-
-
-def _tool_identity(path: str) -> str:
-    info = os.stat(path)
-    return f"{os.path.realpath(path)}:{info.st_size}:{info.st_mtime_ns}"
-
-
-def _cached_build(name: str, sources: list[Path], command: list[str], out_flag_at: int) -> Path:
-    """Build `name` with `command` (whose argument at out_flag_at is replaced by the output path), once.
-
-    The key is the sources' bytes, the compiler's identity and the flags. A
-    build lands in the cache by a rename, so a grader running at the same time
-    sees either nothing or the whole file.
-    """
-    key = hashlib.sha256()
-    for source in sources:
-        key.update(source.read_bytes())
-    key.update(_tool_identity(command[0]).encode())
-    key.update("\0".join(command[1:]).encode())
-    folder = cache_dir()
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        target = folder / f"{name}-{key.hexdigest()[:20]}"
-        if target.is_file():
-            return target
-        work = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=folder))
-    except OSError:  # no writable cache: build into a private temporary folder every time
-        target = None
-        work = Path(tempfile.mkdtemp(prefix=f"scanlab-{name}-"))
-    built = work / name
-    command = [*command[:out_flag_at], str(built), *command[out_flag_at + 1:]]
-    try:
-        proc = run_process(command, capture_output=True, text=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise HarnessBuildError(f"$ {shlex.join(command)}\n{exc}") from None
-    if proc.returncode != 0 or not built.is_file():
-        raise HarnessBuildError(f"$ {shlex.join(command)}\n{(proc.stdout + proc.stderr).strip()}")
-    if target is None:
-        return built
-    os.replace(built, target)
-    shutil.rmtree(work, ignore_errors=True)
-    return target
-
-
-def _cuda_root() -> Path | None:
-    nvcc = env.nvcc()
-    return Path(nvcc).resolve().parent.parent if nvcc else None
-
-
-def runner_command(source: Path = RUNNER_SOURCE) -> list[str]:
-    """How a runner is built: host C++ against the driver API only (cuda.h, -lcuda)."""
-    cxx = shutil.which("g++") or shutil.which("c++")
-    if cxx is None:
-        raise HarnessBuildError("no C++ compiler (g++) on PATH to build the grader's GPU runner")
-    flags = ["-std=c++17", "-O2", "-Wall", "-Wextra"]
-    root = _cuda_root()
-    if root is not None:
-        for include in (root / "include", root / "targets" / "x86_64-linux" / "include"):
-            if (include / "cuda.h").is_file():
-                flags.append(f"-I{include}")
-                break
-        # Link against the toolkit's stub when the driver's own libcuda.so is not there;
-        # at run time the loader finds the real libcuda.so.1 (the stub's soname).
-        for stubs in (root / "lib64" / "stubs", root / "lib" / "stubs",
-                      root / "targets" / "x86_64-linux" / "lib" / "stubs"):
-            if stubs.is_dir():
-                flags.append(f"-L{stubs}")
-                break
-    return [cxx, *flags, "-o", "OUT", str(source), "-lcuda"]
-
-
-def build_runner() -> Path:
-    command = runner_command()
-    return _cached_build(RUNNER, [RUNNER_SOURCE], command, command.index("-o") + 1)
-
+# ---- the GPU probe (the harness's own module, run by the runner) -----------------------
 
 def device_command(source: str, out: str) -> list[str]:
     """nvcc, device code only, for every target the grader loads (build.cuda_gencode: sm_75, sm_90, PTX, this GPU)."""
@@ -648,10 +496,8 @@ def device_command(source: str, out: str) -> list[str]:
 
 def build_probe_module() -> Path:
     command = device_command(str(PROBE_SOURCE), "OUT")
-    return _cached_build("day31_probe.fatbin", [PROBE_SOURCE], command, command.index("-o") + 1)
+    return cached_build("day31_probe.fatbin", [PROBE_SOURCE], command, command.index("-o") + 1)
 
-
-# ---- the GPU probe -------------------------------------------------------------------
 
 def probe_gpu() -> str | None:
     """None when this machine can run what the grader builds; otherwise one line saying why not.
@@ -659,23 +505,7 @@ def probe_gpu() -> str | None:
     Runs no student code: the harness's runner loads and runs the harness's own
     probe module, inside a GPU sandbox as the grading runs will be.
     """
-    try:
-        runner = build_runner()
-        module = build_probe_module()
-    except HarnessBuildError as exc:
-        return f"the grader could not build its GPU runner: {str(exc).splitlines()[-1]}"
-    with Sandbox(gpu=True) as box:
-        box.put(RUNNER, runner, executable=True)
-        box.put("probe.fatbin", module)
-        outcome = box.run([f"./{RUNNER}", "--probe", "--fatbin", "probe.fatbin"], GPU_LIMITS)
-    if outcome.ok:
-        return None
-    said = [line for line in outcome.stderr.splitlines() if line.startswith("day31_runner: ")]
-    if said:
-        return said[-1].removeprefix("day31_runner: ")
-    if "libcuda.so" in outcome.stderr:  # the loader's words for a machine with no NVIDIA driver
-        return "no NVIDIA driver on this machine (libcuda.so.1 is not installed)"
-    return f"the GPU probe failed ({outcome.describe()}): {outcome.stderr.strip()[-300:] or 'no message'}"
+    return probe(build_probe_module)
 
 
 # ---- compiling the submission (device code only, in a sandbox) ------------------------
@@ -686,7 +516,7 @@ PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*")
 def scratch_name(submission: Path) -> str:
     """The submission's own base name when it is plain, so the compiler's messages name it."""
     name = submission.name
-    if PLAIN_NAME.fullmatch(name) and name not in (WRAPPER, MODULE, RUNNER) and len(name) <= 100:
+    if PLAIN_NAME.fullmatch(name) and name not in (WRAPPER, MODULE, RUNNER_NAME) and len(name) <= 100:
         return name
     return "submission.cu"
 
@@ -757,7 +587,7 @@ def outside_includes(deps: str, scratch: Path) -> list[str]:
 
 
 def _toolkit_dirs() -> list[str]:
-    root = _cuda_root()
+    root = cuda_root()
     return [str(root), os.path.realpath(root)] if root else []
 
 
@@ -811,11 +641,7 @@ def compile_submission(submission: Path) -> Compiled:
         return Compiled(result, exports=False, export_error=why, warnings=_student_warnings(plain, name))
 
 
-# ---- running the kernels (one GPU sandbox for every input) ---------------------------------
-
-def task_file(case: int, block: int, kernel: str) -> str:
-    return f"task-{case}-{block}-{KERNELS.index(kernel)}.bin"
-
+# ---- running the kernels (one plan, one GPU sandbox for every input) ----------------------
 
 @dataclass
 class Printed:
@@ -825,82 +651,81 @@ class Printed:
     discarded: int = 0
 
 
-def run_cases(runner: Path, fatbin: bytes, inputs: list[Case],
-              printed: Printed | None = None) -> tuple[list[CaseRun], ModuleInfo | None]:
-    """Every kernel at every block size on every input, in one fresh GPU sandbox.
+def day31_plan(inputs: list[Case]) -> Plan:
+    """Every kernel at every block size on every input, a task a launch, and the two answers' globals.
 
-    Each launch gets the module loaded afresh and the second kernel a new context (see
-    drivers/day31_runner.cpp), and consecutive launches never share an input.
-
-    One runner process takes all the launches (a CUDA context costs more to
-    make than the launches take). A CUDA error spoils the process's context, so
-    the runner stops there and a fresh process takes the launches left. A
-    kernel that hangs (the time limit) is not launched again, on any input.
+    One kernel's launches, then the other's (the runner gives the second kernel a new context), and
+    within a kernel the input changes at every launch: no launch follows one on the same input, so a
+    kernel cannot pass by handing on, or picking up, what an earlier launch computed. Every task has
+    its own in (the input), out and block_totals, each between GUARD poisoned words, and the module
+    loaded afresh.
     """
-    printed = printed if printed is not None else Printed()
+    plan = Plan().read_global(VERSION_GLOBAL, 4).read_global(SENTENCE_GLOBAL, SENTENCE_CAPACITY + 8)
+    for kernel in KERNELS:
+        for block in BLOCKS:
+            for c, case in enumerate(inputs):
+                n = len(case.values)
+                count = math.ceil(n / block)
+                plan.task(f"{kernel}, {block} threads, {case.label}", key=(c, block, kernel)) \
+                    .buffer("in", "f32", n, GUARD, data=case.input_bytes) \
+                    .buffer("out", "f32", n, GUARD).buffer("totals", "f32", count, GUARD) \
+                    .launch(KERNEL_SYMBOLS[kernel], count, block, ["@in", "@out", "@totals", f"u64:{n}"]) \
+                    .dump("out", "totals", "in")
+    return plan
+
+
+class Day31Words(Words):
+    """How a launch without results is reported to a Day 31 student; counts what the kernels printed."""
+
+    STEPS = {"allocating": "refilling the buffers before the launch", "filling": "refilling the buffers before the "
+             "launch", "launching": "launching the kernel", "running": "running the kernel",
+             "copying": "copying the results back"}
+    HANG = " (a hang: a barrier some lanes never reach, or a loop that never ends?)"
+
+    def __init__(self, printed: Printed):
+        self.printed = printed
+
+    def crashed(self, task, result) -> str:
+        name, text = result.cuda_error
+        return f"crashed while {self.STEPS.get(result.step.split(' ')[0], result.step)}: {name} ({text})"
+
+    def missing(self, task, kernel, module) -> str:
+        return missing_kernel_message(task.key[2], module.kernels if module else [])
+
+    def unfinished(self, task, kernel, outcome):
+        """A kernel past the runner's launch limit or the run's limits is not launched again; a run
+        that ended otherwise (a signal) costs only its launch."""
+        block = task.key[1]
+        if outcome.returncode == RUNNER_HUNG and not outcome.limit:
+            said = f"time limit {LAUNCH_LIMIT_S:g} s per launch exceeded"
+            return f"did not finish: {said}{self.HANG}", f"{said} at {block} threads"
+        if outcome.limit:
+            return f"did not finish: {outcome.describe()}{self.HANG}", f"{outcome.describe()} at {block} threads"
+        return f"did not finish: {outcome.describe()}", None
+
+    def skipped(self, task, why) -> str:
+        return f"not launched: this kernel did not finish earlier ({why})"
+
+    def stopped(self, task, why) -> str:
+        return f"the grader's runner stopped before this launch: {why}"
+
+    def ran(self, outcome) -> None:
+        self.printed.kept += len(outcome.stdout.encode())
+        self.printed.discarded += outcome.output_dropped
+
+
+def run_cases(fatbin: bytes, inputs: list[Case],
+              printed: Printed | None = None) -> tuple[list[CaseRun], ModuleInfo | None]:
+    """Every kernel at every block size on every input, in one fresh GPU sandbox (gpu_plan.run_plan:
+    a fresh process after a CUDA error; a kernel that hangs is not launched again, on any input)."""
+    plan = day31_plan(inputs)
+    results, module = run_plan(fatbin, plan, limits=RUN_LIMITS,
+                               words=Day31Words(printed if printed is not None else Printed()))
     launches: list[dict[int, dict[str, Launch]]] = [{block: {} for block in BLOCKS} for _ in inputs]
-    # One kernel's launches, then the other's (the runner gives the second kernel a new context), and
-    # within a kernel the input changes at every launch: no launch follows one on the same input, so a
-    # kernel cannot pass by handing on, or picking up, what an earlier launch computed.
-    pending = [(c, block, kernel) for kernel in KERNELS for block in BLOCKS for c in range(len(inputs))]
-    hung: dict[str, str] = {}
-    module: ModuleInfo | None = None
-    with Sandbox(gpu=True) as box:
-        box.put(RUNNER, runner, executable=True)
-        box.put(MODULE, fatbin)
-        input_args = []
-        for c, case in enumerate(inputs):
-            input_args += ["--input", box.put(f"input{c}.f32", case.input_bytes)]
-        while pending:
-            for c, block, kernel in [t for t in pending if t[2] in hung]:
-                launches[c][block][kernel] = Launch(error=f"not launched: this kernel did not finish earlier "
-                                                          f"({hung[kernel]})")
-            pending = [t for t in pending if t[2] not in hung]
-            if not pending:
-                break
-            tasks = ",".join(f"{c}:{block}:{KERNELS.index(kernel)}" for c, block, kernel in pending)
-            outcome = box.run([f"./{RUNNER}", "--fatbin", MODULE, *input_args, "--tasks", tasks,
-                               "--guard", str(GUARD), "--launch-limit", f"{LAUNCH_LIMIT_S:g}"], RUN_LIMITS)
-            printed.kept += len(outcome.stdout.encode())
-            printed.discarded += outcome.output_dropped
-            raw = box.get("module.bin")
-            info = parse_module(raw) if raw else None
-            if module is None:
-                module = info
-            if info is not None and info.load_error:
-                for c, block, kernel in pending:
-                    launches[c][block][kernel] = Launch(error=f"your module did not load: {info.load_error}")
-                break
-            done = []
-            for c, block, kernel in pending:
-                raw = box.get(task_file(c, block, kernel))
-                if raw is None:
-                    break
-                record = parse_task(raw)
-                launch = record.launch
-                if record.state == TASK_LAUNCHED:  # the process ended inside this launch
-                    hang = " (a hang: a barrier some lanes never reach, or a loop that never ends?)"
-                    if outcome.returncode == RUNNER_HUNG and not outcome.limit:
-                        said = f"time limit {LAUNCH_LIMIT_S:g} s per launch exceeded"
-                        launch.error = f"did not finish: {said}{hang}"
-                        hung[kernel] = f"{said} at {block} threads"
-                    else:
-                        launch.error = f"did not finish: {outcome.describe()}"
-                        if outcome.limit:
-                            launch.error += hang
-                            hung[kernel] = f"{outcome.describe()} at {block} threads"
-                elif record.state == TASK_NO_SUCH_KERNEL:
-                    launch.error = missing_kernel_message(kernel, info.functions if info else [])
-                launches[c][block][kernel] = launch
-                done.append((c, block, kernel))
-            if not done:  # the runner stopped before its first launch: a harness problem, said once per launch
-                said = outcome.stderr.strip().splitlines()
-                why = said[-1] if said else outcome.describe()
-                for c, block, kernel in pending:
-                    launches[c][block][kernel] = Launch(error=f"the grader's runner stopped before this launch: "
-                                                              f"{why}")
-                break
-            pending = [t for t in pending if t not in done]
+    for task, result in zip(plan.tasks, results):
+        c, block, kernel = task.key
+        launches[c][block][kernel] = (Launch(error=result.error) if result.error else
+                                      Launch(GUARD, result.dumps["out"], result.dumps["totals"], result.dumps["in"]))
     return [CaseRun(case, launches[c]) for c, case in enumerate(inputs)], module
 
 
@@ -914,7 +739,6 @@ def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str =
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     report = Report(exercise, str(submission), mode=mode)
     hidden_note(report, seed, reproduce_line(exercise, submission, seed))
-    runner = build_runner()  # the probe built it already; a failure here is the grader's own error
     compiled = compile_submission(submission)
     if compiled.fatbin is None:
         report.add("builds", False, f"your file's device code did not compile:\n{compiled.feedback}")
@@ -927,7 +751,7 @@ def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str =
 
     printed = Printed()
     with gpu_lock or contextlib.nullcontext():  # a class's GPU runs take the GPU one at a time
-        runs, module = run_cases(runner, compiled.fatbin, cases(seed), printed)
+        runs, module = run_cases(compiled.fatbin, cases(seed), printed)
     if printed.discarded:
         report.note(f"the kernels printed more than the grader keeps: {printed.discarded} bytes were "
                     "discarded (what a submission prints decides nothing)",
@@ -936,9 +760,11 @@ def grade(exercise: str, submission: Path, workdir: Path, seed: int, mode: str =
 
     if not compiled.exports:
         answers = Answers(why=compiled.export_error)
-    elif module is None or module.load_error or module.version is None or module.sentence is None:
-        why = module.load_error if module and module.load_error else "the runner could not read them"
-        answers = Answers(why=f"the answers could not be read from your module: {why}")
     else:
-        answers = Answers(module.version, module.sentence)
+        version, sentence = module_answers(module) if module is not None else (None, None)
+        if version is None or sentence is None:
+            why = module.load_error if module and module.load_error else "the runner could not read them"
+            answers = Answers(why=f"the answers could not be read from your module: {why}")
+        else:
+            answers = Answers(version, sentence)
     return evaluate(report, answers, runs)

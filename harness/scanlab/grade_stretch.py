@@ -565,7 +565,8 @@ def compile_device(submission: Path, wrapper) -> tuple[bytes | None, str]:
 def _compile_device(submission: Path, wrapper, want_ptx: bool) -> tuple[bytes | None, str, str | None]:
     """compile_device's (fatbin, why), and with want_ptx the PTX of the same code for the newest
     architecture the fatbin carries (None when that compile failed; why then says so)."""
-    from .grade_day31 import HarnessBuildError, _compiler_messages, outside_includes, scratch_name
+    from .grade_day31 import _compiler_messages, outside_includes, scratch_name
+    from .gpu_plan import HarnessBuildError
 
     data = read_submission(submission)
     if data is None:
