@@ -158,10 +158,13 @@ class Check:
     detail: str = ""  # instructor-only: never shown to a student, never in a visible test's output
     visibility: str = "visible"
     unchecked: bool = False  # answered, but this copy cannot check it (the student release): no fault, no score
+    earned: float | None = None  # a passed check worth part of its points (drill 05's speed): what it earned
 
     @property
     def score(self) -> float:
-        return self.max_score if self.passed and not self.unchecked else 0.0
+        if not self.passed or self.unchecked:
+            return 0.0
+        return self.max_score if self.earned is None else min(self.max_score, max(0.0, self.earned))
 
 
 @dataclass
@@ -173,6 +176,10 @@ class Report:
     mode: str = "self-study"
     instructor_notes: list[str] = field(default_factory=list)  # course mode: what only the instructor sees
     not_graded: str = ""  # why this submission could not be graded here (no GPU): no checks, no score
+    # Gradescope's top-level leaderboard entries ({"name", "value"[, "order"]}), written into
+    # results.json when there are any (drill 05's speed; grade.py class ranks by them too)
+    leaderboard: list[dict] = field(default_factory=list)
+    speed: dict = field(default_factory=dict)  # drill 05: per timed size, the GB/s of the submission, CUB, the copy
 
     @property
     def course(self) -> bool:
@@ -180,7 +187,7 @@ class Report:
 
     def add(self, name: str, passed: bool, feedback: str = "", max_score: float | None = None, *,
             student: str | None = None, detail: str = "", visibility: str | None = None,
-            unchecked: bool = False) -> Check:
+            unchecked: bool = False, earned: float | None = None) -> Check:
         """Add a check; its points and visibility come from points.toml unless given.
 
         `feedback` is the full text (self-study). `student`, when given, is the
@@ -196,7 +203,7 @@ class Report:
         if self.course and student is not None:
             feedback, detail = student, "\n".join(t for t in (detail, feedback) if t and t != student)
         check = Check(name, passed, feedback, 1.0 if max_score is None else max_score, detail,
-                      visibility or "visible", unchecked)
+                      visibility or "visible", unchecked, earned)
         self.checks.append(check)
         return check
 
@@ -249,6 +256,8 @@ class Report:
             return visible("\n".join(lines))
         for c in self.checks:
             points = " (not scored)" if c.max_score == 0 else f" ({c.max_score:g} points)" if c.max_score != 1 else ""
+            if c.earned is not None and c.passed:
+                points = f" ({c.score:.2f} of {c.max_score:g} points)"
             label = "ANSWERED" if c.unchecked else "PASS" if c.passed else "FAIL"
             lines.append(f"  {label}  {c.name}{points}")
             lines += [f"        {line}" for line in c.feedback.splitlines()]
@@ -306,6 +315,8 @@ class Report:
         }
         if execution_time is not None:
             results["execution_time"] = round(execution_time, 3)
+        if self.leaderboard:
+            results["leaderboard"] = [dict(entry) for entry in self.leaderboard]
         return results
 
     def write_json(self, path) -> None:
