@@ -44,18 +44,20 @@ from scanlab.paths import REPO
 
 CORPUS = REPO / "harness" / "corpus"
 GRADE = REPO / "harness" / "grade.py"
-EXERCISES = ("drill01", "drill02", "drill03", "day31")
+EXERCISES = ("drill01", "drill02", "drill03", "day31", "drill05")
 STARTERS = {
     "drill01": REPO / "exercises" / "01_exclusive_to_inclusive.cpp",
     "drill02": REPO / "exercises" / "02_segmented_scan.cpp",
     "drill03": REPO / "exercises" / "03_scan_analysis.md",
     "day31": REPO / "exercises" / "day31_shift_then_scan.cu",
+    "drill05": REPO / "exercises" / "05_lookback_scan.cu",
 }
 KINDS = ("correct", "wrong", "hostile")
 DEFAULT_SEED = 11
 # Generous: a grade of a well-behaved drill takes seconds; a hostile one may run into
 # several per-run limits (20 s wall each), and a Day 31 one into the GPU limit (60 s).
-GRADE_TIMEOUT_S = {"drill01": 600, "drill02": 600, "drill03": 120, "day31": 900}
+GRADE_TIMEOUT_S = {"drill01": 600, "drill02": 600, "drill03": 120, "day31": 900, "drill05": 900}
+SPEED_NOISE = 0.1  # drill 05: how far two gradings of one file may differ in a speed check's points
 FORGED = {"score": 1000, "tests": []}
 # The grades this module runs draw their uids from a range of their own (SCANLAB_UID_RANGE, outside
 # the default 200000-299999), so "no process left alive" can look at exactly their processes,
@@ -74,6 +76,7 @@ STABLE_PHRASES = {
     "not a number", "barriers/tile column", "\\x1b[2J", "\\u202e",
     "disk limit 512 MiB exceeded", "did not compile (", "the compiler ran out of its 2 GiB memory limit",
     "No such file or directory",
+    "not timed", "is not the exact scan of its input", "the timed run failed", "separate compilation mode",
 }
 # What no report may print raw: control characters but newline and tab, and bidi controls. A
 # submission's text (prose, compiler messages, program output) reaches the report; these would let
@@ -90,6 +93,7 @@ def load_manifest() -> list[dict]:
         entry.setdefault("failing", None)
         entry.setdefault("mentions", [])
         entry.setdefault("seed", DEFAULT_SEED)
+        entry.setdefault("speed", None)
     return entries
 
 
@@ -97,7 +101,7 @@ MANIFEST = load_manifest()
 
 
 def entry_param(entry: dict):
-    marks = [pytest.mark.gpu, pytest.mark.cuda] if entry["exercise"] == "day31" else [pytest.mark.slow]
+    marks = [pytest.mark.gpu, pytest.mark.cuda] if entry["exercise"] in ("day31", "drill05") else [pytest.mark.slow]
     return pytest.param(entry, marks=marks, id=f"{entry['exercise']}-{Path(entry['file']).stem}")
 
 
@@ -232,7 +236,10 @@ def check_results_json(results: Path, verdict_pass: bool, label: str) -> list[di
         keys = {"name", "score", "max_score", "status", "output", "visibility"}
         assert keys <= set(test), f"{label}: results.json test lacks {sorted(keys - set(test))}: {test}"
         assert test["status"] in ("passed", "failed"), f"{label}: status {test['status']!r} in {test['name']!r}"
-        if test["max_score"] > 0:  # a 0-point check (builds, a kernel the starter gives) scores 0 either way
+        if test["name"].startswith("speed at "):  # drill 05: a passed speed check may earn part of its points
+            assert (0 < test["score"] <= test["max_score"]) == (test["status"] == "passed"), (
+                f"{label}: {test['name']!r} is {test['status']} with score {test['score']}/{test['max_score']}")
+        elif test["max_score"] > 0:  # a 0-point check (builds, a kernel the starter gives) scores 0 either way
             full = test["score"] == test["max_score"]
             assert full == (test["status"] == "passed"), (f"{label}: {test['name']!r} is {test['status']} with "
                                                           f"score {test['score']}/{test['max_score']}")
@@ -242,7 +249,7 @@ def check_results_json(results: Path, verdict_pass: bool, label: str) -> list[di
     most = sum(test["max_score"] for test in data["tests"])
     assert math.isclose(data["score"], total), f"{label}: score {data['score']} is not the sum {total}"
     if verdict_pass:
-        assert math.isclose(data["score"], most), f"{label}: exit 0 but score {data['score']} of {most}"
+        assert all(t["status"] == "passed" for t in data["tests"]), f"{label}: exit 0 but a test failed"
     else:
         assert any(t["status"] == "failed" for t in data["tests"]), f"{label}: exit 1 but no test failed"
         if any(t["status"] == "failed" and t["max_score"] > 0 for t in data["tests"]):
@@ -256,6 +263,21 @@ def substituted(entry: dict, folder: Path) -> Path:
     copy = folder / source.name
     copy.write_bytes(data)
     return copy
+
+
+_SOLUTION_SPEED: dict[str, float] = {}
+
+
+def solution_speed(tmp_path: Path) -> dict[str, float]:
+    """Drill 05's solution's speed checks' points, graded once per session (what a timed cheat is held to)."""
+    if not _SOLUTION_SPEED:
+        results = tmp_path / "solution.json"
+        proc = run_grade("drill05", REPO / "solutions" / "05_lookback_scan.cu", DEFAULT_SEED, results, tmp_path,
+                         GRADE_TIMEOUT_S["drill05"])
+        assert proc.returncode == 0, f"the drill 05 solution did not pass:\n{proc.stdout[-3000:]}"
+        _SOLUTION_SPEED.update({t["name"]: t["score"] for t in json.loads(results.read_text())["tests"]
+                                if t["name"].startswith("speed at ")})
+    return _SOLUTION_SPEED
 
 
 # ---- every corpus entry ------------------------------------------------------------------
@@ -293,6 +315,13 @@ def test_corpus_entry(entry, tmp_path):
     assert not raw, f"{label}: the report prints the control character {raw.group(0)!r} raw{shown}"
     missing = [phrase for phrase in entry["mentions"] if phrase not in output]
     assert not missing, f"{label}: the report does not mention {missing}{shown}"
+    speeds = {t["name"]: t["score"] for t in tests if t["name"].startswith("speed at ")}
+    if entry["speed"] == "none":
+        assert speeds and not any(speeds.values()), f"{label}: speed points {speeds}, should be none{shown}"
+    elif entry["speed"] == "at_most_solution":
+        honest = solution_speed(tmp_path)
+        over = {name: score for name, score in speeds.items() if score > honest[name] + SPEED_NOISE}
+        assert speeds and not over, f"{label}: speed points {speeds}, the solution's {honest}{shown}"
 
     if entry["kind"] == "hostile":
         # The next student, in the same checkout: the untouched starter still fails.

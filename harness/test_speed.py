@@ -323,3 +323,45 @@ def test_the_runner_times_a_copy_kernel_against_cub_with_sane_records(nvcc, tmp_
         assert r.student_ms > 0 and r.cub_ms > 0 and r.copy_ms > 0 and speed.wall_fits(r), r
         assert 0.5 < r.student_ms / r.copy_ms < 2, r
     assert len({r.reference for r in rec.reps}) == len(rec.reps)
+
+
+# ---- the class leaderboard and results.json -------------------------------------------------
+
+def speed_state(gbps28: float, passed: bool = True) -> dict:
+    speed_rows = {"2^26": {"n": 1 << 26, "ms": 0.2, "gbps": gbps28 * 0.98, "cub_gbps": 3300.0, "copy_gbps": 3800.0,
+                           "against_cub": 0.9, "of_copy": 0.8},
+                  "2^28": {"n": 1 << 28, "ms": 2 * (1 << 28) * 4 / (gbps28 * 1e6), "gbps": gbps28,
+                           "cub_gbps": 3400.0, "copy_gbps": 3900.0, "against_cub": gbps28 / 3400, "of_copy": 0.8}}
+    return {"exercises": {"drill05": {"status": "graded", "score": 6.5, "speed": speed_rows if passed else {}},
+                          "drill01": {"status": "graded", "score": 3.0}}}
+
+
+def test_the_leaderboard_ranks_only_passing_submissions_fastest_first(tmp_path):
+    from scanlab import class_tools
+
+    states = {"student10": speed_state(3000.0), "student2": speed_state(3500.0), "slowpoke": speed_state(900.0),
+              "failing": speed_state(9999.0, passed=False)}
+    written = {}
+    names = class_tools.write_leaderboard(tmp_path, states, lambda path, text: written.update({path.name: text}))
+    assert names[0] == "leaderboard.csv"
+    lines = written["leaderboard.csv"].splitlines()
+    assert lines[0] == ",".join(class_tools.LEADERBOARD_COLUMNS)
+    ranked = [(line.split(",")[0], line.split(",")[1]) for line in lines[1:] if ",2^28," in line]
+    assert ranked == [("1", "student2"), ("2", "student10"), ("3", "slowpoke")]
+    assert "failing" not in written["leaderboard.csv"] and len(lines) == 1 + 3 * 2
+    if "leaderboard.png" in names:  # matplotlib installed
+        assert (tmp_path / "leaderboard.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert class_tools.write_leaderboard(tmp_path, {"failing": speed_state(1.0, passed=False)}, None) == []
+
+
+def test_a_students_results_json_carries_the_leaderboard_field(monkeypatch):
+    from scanlab import classroom
+
+    def timed(k, task):
+        return speed.timing_bytes(record([0.150, 0.600][k], cub_ms=[0.160, 0.640][k], copy_ms=[0.14, 0.56][k]))
+
+    report, _ = fake_grade(monkeypatch, timed)
+    outcomes = {"drill05": classroom.Outcome("drill05", "graded", report=report, seconds=3.0)}
+    results = classroom.student_results(outcomes, {"drill05": report.max_score})
+    assert results["leaderboard"][0]["name"] == "GB/s at n=2^28" and results["leaderboard"][0]["value"] > 3000
+    assert schema_problems({**results, "stdout_visibility": "hidden"}) == []

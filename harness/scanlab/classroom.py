@@ -76,7 +76,7 @@ EXERCISE_FILES = {
 }
 FILE_EXERCISE = {name: exercise for exercise, name in EXERCISE_FILES.items()}
 OUR_FILES = {"grades.csv", "class.json", "canvas.csv", "gradescope.csv", "summary.md", "summary.csv",
-             "total-scores.png"}  # a student folder so named would collide with them in OUT_DIR
+             "total-scores.png", "leaderboard.csv", "leaderboard.png"}  # a student folder so named would collide
 SKIPPED_FOLDERS = {"__MACOSX"}  # resource forks a macOS zip adds: never a submission
 MAX_LISTED = 40  # other files listed per student; a folder of thousands is summarised
 
@@ -833,11 +833,12 @@ def _report_text(report, instructor: bool = True) -> str:
 
 def student_results(outcomes: dict[str, Outcome], maxima: dict[str, float | None]) -> dict:
     """One Gradescope results.json for every exercise: tests merged, names prefixed by the exercise."""
-    tests, output, hidden = [], [], False
+    tests, output, hidden, board = [], [], False, []
     for exercise, outcome in outcomes.items():
         maximum = maxima.get(exercise) or 0.0
         if outcome.status == "graded":
             graded = outcome.report.gradescope()
+            board += graded.get("leaderboard", [])  # drill 05's speed, for Gradescope's leaderboard
             hidden |= graded.get("stdout_visibility") == "hidden"
             output.append(graded.get("output", ""))
             for test in graded["tests"]:
@@ -859,6 +860,8 @@ def student_results(outcomes: dict[str, Outcome], maxima: dict[str, float | None
                "execution_time": round(sum(o.seconds for o in outcomes.values()), 3)}
     if hidden:
         results["stdout_visibility"] = "hidden"
+    if board:
+        results["leaderboard"] = board
     return results
 
 
@@ -1407,6 +1410,8 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
                                                                   for c in o.report.checks)),
                 "too_large": bool(o.report is not None and any(TOO_LARGE in c.feedback for c in o.report.checks)),
                 "seconds": round(o.seconds, 2),
+                # what leaderboard.csv ranks: only a submission that passed every check has it
+                "speed": getattr(o.report, "speed", {}) if getattr(o.report, "leaderboard", None) else {},
                 "checks": [{"name": c.name, "passed": c.passed, "causes": class_tools.likely_causes(c)}
                            for c in (o.report.checks if o.report is not None else [])],
                 "fingerprints": _prints(e, found[student].files.get(e)) if o.status == "graded" else []}
