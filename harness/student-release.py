@@ -66,7 +66,7 @@ RELEASED_TOP = ["README.md", "SETUP.md", "GLOSSARY.md", "REFERENCES.md", "Makefi
 RELEASED_HARNESS = ["README.md", "grade.py", "scanlab", "drivers", "points.toml", "hip_on_cuda",
                     "conftest.py", "pytest.ini", "requirements.txt", "run-lessons.sh", "run-tests.sh",
                     "find-cuda-tool.sh", "colab", "fixtures"]
-# Test modules that import, read and grade nothing of solutions/, harness/corpus/ or harness/planted/.
+# Test modules that import, read and grade nothing of solutions/ or harness/corpus/.
 RELEASED_TESTS = ["test_scanlab.py", "test_sandbox.py", "test_day31.py", "test_a05_cuda.py",
                   "test_a05_hip.py", "test_triton.py", "test_trace.py"]
 
@@ -74,8 +74,7 @@ LEFT_OUT = {
     "solutions": "the reference answers",
     ".ci": "the course repository's CI: it runs the whole suite, solutions included",
     "build": "build outputs",
-    "harness/corpus": "graded submissions, correct ones among them",
-    "harness/planted": "near-solutions with one planted mistake each",
+    "harness/corpus": "graded submissions, correct ones and near-solutions with one mistake among them",
     "harness/gradescope": "the instructor's Gradescope autograder",
     "harness/student-release.py": "this script: it reads solutions/",
     "harness/scanlab/scan_counts.py": "drill 03's counter: run, it prints every answer (the release's grade.py "
@@ -350,7 +349,7 @@ def main(argv: list[str]) -> int:
         "Left out of this copy:\n" + "".join(f"  {k}: {v}\n" for k, v in LEFT_OUT.items()))
 
     forbidden = {}
-    for folder in (solutions, HARNESS / "corpus", HARNESS / "planted"):
+    for folder in (solutions, HARNESS / "corpus"):
         if folder.is_dir():
             for path in folder.rglob("*"):
                 if path.is_file() and path.stat().st_size > 0:

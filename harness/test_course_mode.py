@@ -38,11 +38,15 @@ FILES = {"day31": "day31_shift_then_scan.cu", "drill01": "01_exclusive_to_inclus
          "drill02": "02_segmented_scan.cpp", "drill03": "03_scan_analysis.md"}
 SEED = 5
 slow = pytest.mark.slow
-# Course mode hides the seed and the hidden sizes: every planted drill 01 mistake, and a file fitted to
-# the sizes the grader used to show, graded with a seed of five digits (a token no report holds by chance).
+# Course mode hides the seed and the hidden sizes: drill 01's corpus entries with one mistake each (and
+# one that does not build, two right ones that print or keep their main), and a file fitted to the sizes
+# the grader used to show, graded with a seed of five digits (a token no report holds by chance).
 HIDE_SEED = 48611
-HIDE_FILES = [*sorted((REPO / "harness" / "planted").glob("drill01_*.cpp")),
-              REPO / "harness" / "corpus" / "drill01" / "h_known_sizes_only.cpp"]
+CORPUS01 = REPO / "harness" / "corpus" / "drill01"
+HIDE_FILES = [CORPUS01 / f"{stem}.cpp" for stem in (
+    "w_crash_unsized_vector", "w_identity_incl0", "w_shift_in_place", "w_missing_semicolon", "w_no_shift",
+    "w_writes_one_past_end", "c_prints", "w_both_stop_short", "w_total_excl_only", "w_total_empty_wraps",
+    "c_unguarded_main_prints_pass", "w_shift_wrong_direction", "h_known_sizes_only")]
 
 # Wrong submissions, made from the reference answers: (old, new) replacements.
 MUTATIONS = {
@@ -96,7 +100,7 @@ class Gradings:
                 self._submit(f"{key}-{mode}", drill, path, mode, root)
         for drill in ("drill01", "drill02", "drill03"):
             self._submit(f"{drill}-starter", drill, EXERCISES / FILES[drill], "course", root)
-        self._submit("drill01-nocompile", "drill01", REPO / "harness" / "planted" / "drill01_nocompile.cpp",
+        self._submit("drill01-nocompile", "drill01", CORPUS01 / "w_missing_semicolon.cpp",
                      "course", root)
         self._submit("drill02-nocompile", "drill02", mutated(root, "drill02-nocompile"), "course", root)
         for path in HIDE_FILES:
@@ -286,7 +290,7 @@ def test_failures_of_other_graders_hidden_by_their_label_show_no_size_or_seed():
                            "should be 9", "only the last element is wrong", 100_003, "out[100002] is 7")]
     failures += [gd.Failure(f"hidden (seed 48611): n={n}", "wrong", n=n) for n in (4097, 65537)]
     failures.append(gd.Failure("n=3", "wrong", n=3))
-    reproduce = gd.reproduce_line("drill02", REPO / "harness" / "planted" / "drill02_hang.cpp", 48611)
+    reproduce = gd.reproduce_line("drill02", REPO / "harness" / "corpus" / "drill02" / "w_hang.cpp", 48611)
     student = gd.summarise(failures, 9, reproduce, student=True)
     full = gd.summarise(failures, 9, reproduce)
     for token in ("48611", "100003", "100002", "4097", "65537", "--seed", "hidden (seed"):
@@ -294,7 +298,7 @@ def test_failures_of_other_graders_hidden_by_their_label_show_no_size_or_seed():
     assert student.splitlines()[2:4] == ["a hidden case:", f"  {gd.IN_WORDS}"], student
     assert "... and 2 more failing case(s): n=3, 1 hidden" in student, student
     # the file as the student has it: its own name, not the grading machine's folders
-    assert student.endswith(f"reproduce: python3 harness/grade.py drill02 drill02_hang.cpp {gd.NO_SEED}"), student
+    assert student.endswith(f"reproduce: python3 harness/grade.py drill02 w_hang.cpp {gd.NO_SEED}"), student
 
 
 def test_what_a_run_leaves_is_not_shown_for_a_hidden_case():

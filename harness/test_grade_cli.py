@@ -200,9 +200,9 @@ def test_help_prints_the_usage_once_and_exits_0():
 
 
 def test_what_a_function_prints_is_shown_in_self_study_and_kept_from_students_in_course_mode():
-    planted = REPO / "harness" / "planted" / "drill01_prints.cpp"
-    self_study = grade("drill01", planted, "--seed", "3")
-    course = grade("drill01", planted, "--seed", "3", "--mode", "course")
+    prints = REPO / "harness" / "corpus" / "drill01" / "c_prints.cpp"
+    self_study = grade("drill01", prints, "--seed", "3")
+    course = grade("drill01", prints, "--seed", "3", "--mode", "course")
     assert self_study.returncode == course.returncode == EXIT_PASS, self_study.stdout + course.stdout
     assert "your functions printed" in self_study.stdout and "e2i n=8" in self_study.stdout
     assert "your functions printed something" in course.stdout and "e2i n=" not in course.stdout
