@@ -63,6 +63,7 @@ FORGED = {"score": 1000, "tests": []}
 # the default 200000-299999), so "no process left alive" can look at exactly their processes,
 # whatever else grades on this machine at the same time.
 SANDBOX_UIDS = range(400_000 + (os.getpid() % 500) * 1000, 400_000 + (os.getpid() % 500) * 1000 + 1000)
+AS_ROOT = os.geteuid() == 0
 GRADE_ENV = {**os.environ, "SCANLAB_UID_RANGE": f"{SANDBOX_UIDS.start}-{SANDBOX_UIDS.stop - 1}"}
 SKIPPED_IN_HASH = {".git", ".venv", "__pycache__", ".pytest_cache", "build"}
 # What a manifest may ask the report to mention: limits, signals, CUDA errors and the
@@ -191,7 +192,7 @@ def describe_changes(before: dict[str, str], after: dict[str, str]) -> str:
 
 
 def suspects() -> dict[int, str]:
-    """Live processes named evil-* or running as a sandbox uid: pid -> description."""
+    """Live processes running as a sandbox uid (without root: named evil-*): pid -> description."""
     found = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -206,7 +207,10 @@ def suspects() -> dict[int, str]:
         if state and state.group(1) == "Z":
             continue  # dead, waiting for its parent to reap it
         uid_value = int(uid.group(1)) if uid else -1
-        if comm.startswith("evil-") or uid_value in SANDBOX_UIDS:
+        # As root every sandboxed process runs as a uid of this process's own range, so the uid
+        # alone says whose it is (another shard grades corpus entries side by side); without
+        # root they all run as this user, and the corpus names what it starts evil-*.
+        if uid_value in SANDBOX_UIDS or (not AS_ROOT and comm.startswith("evil-")):
             found[int(proc.name)] = f"pid {proc.name} comm {comm!r} uid {uid_value}"
     return found
 
