@@ -299,7 +299,6 @@ def test_the_no_gpu_commands_run_as_shown_with_their_documented_status(tmp_path)
     assert not outside, f"the documented commands left files outside build/: {outside}"
 
 
-<<<<<<< HEAD
 # ---- reading budgets of the lesson files (issue 22) ---------------------------------------
 #
 # What a student opens first: the header is the map (30 comment lines at most), and the part of
@@ -346,7 +345,8 @@ def test_each_lesson_files_part_above_the_fence_keeps_its_budget(path):
     filed, budget = ABOVE_FENCE[path]
     lines = (REPO / path).read_text().split(FENCE)[0].count("\n")
     assert lines <= budget, f"{path}: {lines} lines above the plumbing block, over {budget} (2/3 of {filed})"
-=======
+
+
 # ---- what the prose must say (issues 22 and 23) -------------------------------------------------
 
 def markdown_links(doc: str) -> list[str]:
@@ -474,4 +474,3 @@ def test_the_glossary_defines(term):
 def test_the_day31_solution_ends_on_the_pages_closing_point():
     header = (REPO / "solutions" / "day31_shift_then_scan.cu").read_text().split("\n\n")[0]
     assert "pick the order whose by-product is what you need next" in " ".join(header.replace("//", "").split())
->>>>>>> docs
