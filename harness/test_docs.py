@@ -313,8 +313,6 @@ FENCE = "// ==== plumbing, identical in every"
 ABOVE_FENCE = {"day31-scan/scan.cu": (968, 645), "a05-scan/cuda/scan.cu": (1612, 1075),
                "a05-scan/cuda/compaction.cu": (898, 598), "a05-scan/hip/scan.cpp": (1652, 1101),
                "a05-scan/hip/compaction.cpp": (919, 612)}
-NOT_YET = {"a05-scan/cuda/scan.cu", "a05-scan/cuda/compaction.cu", "a05-scan/hip/scan.cpp",
-           "a05-scan/hip/compaction.cpp"}
 
 
 def header_lines(text: str) -> int:
@@ -338,9 +336,7 @@ def test_the_header_counter_counts_what_it_should():
     assert header_lines('"""\nTitle\n\ntext\n"""\n\nimport os\n') == 5
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(
-    strict=True, reason="issue 22: trimmed, but still over two thirds; a strict xfail, so meeting the "
-    "budget turns this red until NOT_YET drops the file")) if p in NOT_YET else p for p in ABOVE_FENCE])
+@pytest.mark.parametrize("path", list(ABOVE_FENCE))
 def test_each_lesson_files_part_above_the_fence_keeps_its_budget(path):
     filed, budget = ABOVE_FENCE[path]
     lines = (REPO / path).read_text().split(FENCE)[0].count("\n")
