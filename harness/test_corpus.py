@@ -6,7 +6,9 @@ with the only right verdict. Each entry is graded exactly as an instructor would
 subprocess, from a scratch folder holding a forged results.json), and then:
 
 - the exit status and the verdict are right (0 pass, 1 fail; never 2 or 3),
-  with the exact failing checks and the phrases the manifest names;
+  with the exact failing checks and the phrases the manifest names: anywhere
+  in the report (`mentions`), in the notes, or in one check's feedback (the
+  grader's diagnosis), and the reproduce line under each failing check;
 - results.json was replaced, is Gradescope's format and adds up;
 - the repository is byte-identical (every file hashed before and after);
 - no process is left whose comm starts with "evil-" (the corpus names every
@@ -63,6 +65,7 @@ FORGED = {"score": 1000, "tests": []}
 # the default 200000-299999), so "no process left alive" can look at exactly their processes,
 # whatever else grades on this machine at the same time.
 SANDBOX_UIDS = range(400_000 + (os.getpid() % 500) * 1000, 400_000 + (os.getpid() % 500) * 1000 + 1000)
+AS_ROOT = os.geteuid() == 0
 GRADE_ENV = {**os.environ, "SCANLAB_UID_RANGE": f"{SANDBOX_UIDS.start}-{SANDBOX_UIDS.stop - 1}"}
 SKIPPED_IN_HASH = {".git", ".venv", "__pycache__", ".pytest_cache", "build"}
 # What a manifest may ask the report to mention: limits, signals, CUDA errors and the
@@ -94,6 +97,9 @@ def load_manifest() -> list[dict]:
         entry.setdefault("mentions", [])
         entry.setdefault("seed", DEFAULT_SEED)
         entry.setdefault("speed", None)
+        entry.setdefault("notes", [])
+        entry.setdefault("reproduce", False)
+        entry.setdefault("diagnosis", {})
     return entries
 
 
@@ -117,6 +123,15 @@ def test_manifest_lists_exactly_the_corpus_files():
     assert not stray, f"harness/corpus/ holds files the test never grades: {stray}"
 
 
+def test_the_corpus_is_the_one_folder_of_known_submissions():
+    """Issue 24: the near-solutions with one mistake each (once harness/planted/) are corpus entries too,
+    so one manifest states every expected verdict and diagnosis, and this module checks them all."""
+    assert not (REPO / "harness" / "planted").exists(), "harness/planted/ is back: move its files here"
+    others = [p.name for p in (REPO / "harness").glob("test_*.py")
+              if p.name != Path(__file__).name and 'harness" / "planted"' in p.read_text()]
+    assert not others, f"test modules grading a folder of submissions besides the corpus: {others}"
+
+
 def test_manifest_covers_every_kind_of_every_exercise():
     assert len(MANIFEST) >= 40, f"the corpus has {len(MANIFEST)} entries; issue 9 asks for at least 40"
     kinds = Counter((entry["exercise"], entry["kind"]) for entry in MANIFEST)
@@ -136,6 +151,12 @@ def test_manifest_entry_is_well_formed(entry):
         assert entry["verdict"] == "fail", f"{entry['file']}: a wrong submission must fail"
     if entry["failing"] is not None:
         assert entry["verdict"] == "fail" and entry["failing"], f"{entry['file']}: `failing` only with a fail"
+    if entry["reproduce"]:
+        assert entry["verdict"] == "fail", f"{entry['file']}: `reproduce` only with a fail"
+    phrases = [*entry["notes"], *(p for ps in entry["diagnosis"].values() for p in ps)]
+    assert all(isinstance(ps, list) and ps for ps in entry["diagnosis"].values()), \
+        f"{entry['file']}: each [submission.diagnosis] check needs a list of phrases"
+    assert all(isinstance(p, str) and p for p in phrases), f"{entry['file']}: an empty or non-text phrase"
     unstable = [m for m in entry["mentions"] if m not in STABLE_PHRASES]
     assert not unstable, f"{entry['file']}: mentions outside the stable vocabulary: {unstable}"
     # The header comment is the file's own statement of its verdict: the two must agree.
@@ -175,7 +196,7 @@ def describe_changes(before: dict[str, str], after: dict[str, str]) -> str:
 
 
 def suspects() -> dict[int, str]:
-    """Live processes named evil-* or running as a sandbox uid: pid -> description."""
+    """Live processes running as a sandbox uid (without root: named evil-*): pid -> description."""
     found = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -190,7 +211,10 @@ def suspects() -> dict[int, str]:
         if state and state.group(1) == "Z":
             continue  # dead, waiting for its parent to reap it
         uid_value = int(uid.group(1)) if uid else -1
-        if comm.startswith("evil-") or uid_value in SANDBOX_UIDS:
+        # As root every sandboxed process runs as a uid of this process's own range, so the uid
+        # alone says whose it is (another shard grades corpus entries side by side); without
+        # root they all run as this user, and the corpus names what it starts evil-*.
+        if uid_value in SANDBOX_UIDS or (not AS_ROOT and comm.startswith("evil-")):
             found[int(proc.name)] = f"pid {proc.name} comm {comm!r} uid {uid_value}"
     return found
 
@@ -307,10 +331,26 @@ def test_corpus_entry(entry, tmp_path):
     assert proc.returncode == expected_status, (f"{label}: grade.py exited {proc.returncode}, should be "
                                                 f"{expected_status}{shown}")
     tests = check_results_json(results, entry["verdict"] == "pass", label)
+    failed = sorted(t["name"] for t in tests if t["status"] == "failed")
+    if entry["verdict"] == "pass":
+        assert not failed, f"{label}: exit 0 but failed checks {failed}{shown}"
     if entry["failing"] is not None:
-        failed = sorted(t["name"] for t in tests if t["status"] == "failed")
         assert failed == sorted(entry["failing"]), f"{label}: failed checks {failed}, should be exactly " \
                                                    f"{sorted(entry['failing'])}{shown}"
+    feedback = {t["name"]: t["output"] for t in tests}
+    for check, phrases in entry["diagnosis"].items():
+        assert check in feedback, f"{label}: no check named {check!r} in {sorted(feedback)}{shown}"
+        lacking = [phrase for phrase in phrases if phrase not in feedback[check]]
+        assert not lacking, f"{label}: {check!r} lacks {lacking}:\n{feedback[check]}"
+    notes = json.loads(results.read_text())["output"]
+    lacking = [phrase for phrase in entry["notes"] if phrase not in notes]
+    assert not lacking, f"{label}: the report's notes lack {lacking}:\n{notes}"
+    if entry["reproduce"]:
+        ran = [name for name in failed if name != "builds"
+               and "not run" not in feedback[name] and "not measured" not in feedback[name]]
+        unrepeatable = [name for name in ran if "reproduce: python3 harness/grade.py" not in feedback[name]
+                        or f"--seed {seed}" not in feedback[name]]
+        assert not unrepeatable, f"{label}: no reproduce line with --seed {seed} under {unrepeatable}{shown}"
     raw = RAW_CONTROLS.search(proc.stdout) or RAW_CONTROLS.search(results.read_text(errors="replace"))
     assert not raw, f"{label}: the report prints the control character {raw.group(0)!r} raw{shown}"
     missing = [phrase for phrase in entry["mentions"] if phrase not in output]

@@ -1,11 +1,14 @@
-"""The A05 drills: graders, starters, solutions, planted mistakes, sample output.
+"""The A05 drills: graders, starters, solutions, sample output.
 
 Everything here runs on the CPU with plain g++, CI included. The graders
 (scanlab/grade_drills.py) are exercised end to end: every reference answer
-passes every check, every untouched starter fails the way exercises/README.md
-says, and every planted mistake in harness/planted/ fails the right check with
-the right diagnosis. Gradings are started together in a thread pool when the
-module's first test asks for one, so the compiles overlap.
+passes every check and every untouched starter fails the way
+exercises/README.md says. The known wrong submissions, each with the check it
+must fail and its diagnosis, are harness/corpus/'s (test_corpus.py grades them
+all); three are graded here too, for what a manifest cannot hold: the time a
+hang costs, the exact compile command, the shape of the Gradescope JSON.
+Gradings are started together in a thread pool when the module's first test
+asks for one, so the compiles overlap.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from scanlab import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
-from scanlab import drill_common, scan_counts
+from scanlab import drill_common, registry, scan_counts
 from scanlab import grade_drills as gd
 from scanlab.grading import Report, max_score, points_table
 from scanlab.paths import REPO
@@ -34,20 +37,17 @@ from scanlab.run import parse_table, run
 
 EXERCISES = REPO / "exercises"
 SOLUTIONS = REPO / "solutions"
-PLANTED = REPO / "harness" / "planted"
+CORPUS = REPO / "harness" / "corpus"
 GRADE = REPO / "harness" / "grade.py"
 README = EXERCISES / "README.md"
 
-FILES = {
-    "drill01": "01_exclusive_to_inclusive.cpp",
-    "drill02": "02_segmented_scan.cpp",
-    "drill03": "03_scan_analysis.md",
-}
+# The drills scanlab/grade_drills.py grades (harness/exercises.toml): drill id -> submission file name.
+FILES = {e.id: e.file for e in registry.EXERCISES.values() if e.grader == "scanlab.grade_drills"}
 SOLUTION_SEEDS = (1, 987_654)  # two draws of the hidden sizes and values
 # A file right only for the sizes the starter, the README and old feedback showed must fail whatever the seed.
 KNOWN_SIZES_ONLY = REPO / "harness" / "corpus" / "drill01" / "h_known_sizes_only.cpp"
 KNOWN_SIZES_SEEDS = (1, 11, 2024, 31_337, 987_654)
-HANG_TIMEOUT_S = 2.0  # per driver run, for the planted endless loop only
+HANG_TIMEOUT_S = 2.0  # per driver run, for the endless loop of corpus/drill02/w_hang.cpp only
 
 # Tests that compile with g++ (submissions into drivers, or the drill programs) are
 # marked slow: a few seconds each at most, and CI runs them (no GPU needed).
@@ -62,9 +62,9 @@ def _jobs() -> dict[str, tuple[str, Path, int, float | None]]:
         for seed in SOLUTION_SEEDS[:1] if drill == "drill03" else SOLUTION_SEEDS:  # drill03 draws nothing
             jobs[f"solution-{drill}-seed{seed}"] = (drill, SOLUTIONS / name, seed, None)
         jobs[f"starter-{drill}"] = (drill, EXERCISES / name, 7, None)
-    for path in sorted(PLANTED.glob("drill0*.cpp")):
-        timeout = HANG_TIMEOUT_S if "hang" in path.stem else None
-        jobs[path.stem] = (path.stem[:7], path, 11, timeout)
+    jobs["w_hang"] = ("drill02", CORPUS / "drill02" / "w_hang.cpp", 11, HANG_TIMEOUT_S)
+    for stem in ("w_missing_semicolon", "w_identity_incl0"):
+        jobs[stem] = ("drill01", CORPUS / "drill01" / f"{stem}.cpp", 11, None)
     return jobs
 
 
@@ -107,8 +107,7 @@ def failed_names(report: Report) -> set[str]:
 def test_solution_passes_every_check(graded, drill, seed):
     report = graded[f"solution-{drill}-seed{seed}"]
     assert report.passed, report.text()
-    expected = {"drill01": 4, "drill02": 10, "drill03": len(gd.SLOTS03)}[drill]
-    assert len(report.checks) == expected, [c.name for c in report.checks]
+    assert [c.name for c in report.checks] == list(points_table()[drill])  # every check, in order
     assert all(c.feedback == "" for c in report.checks), report.text()  # not even a warning
 
 
@@ -235,96 +234,25 @@ def test_starter_and_solution_share_the_same_sandbox(program):
     assert sandbox(EXERCISES / f"{program}.cpp") == sandbox(SOLUTIONS / f"{program}.cpp")
 
 
-# ---- planted mistakes: each fails the right check, with the right diagnosis --------------------
-
-NOTES = "(the report's notes)"
-PLANTED_CASES = [
-    # (planted file stem, the checks that must fail, (check, phrase) pairs the feedback must contain)
-    ("drill01_offbyone", {"inclusive_to_exclusive"},
-     [("inclusive_to_exclusive", "wrote excl[256] = 1152, one past the end")]),
-    ("drill01_wrong_direction", {"inclusive_to_exclusive"},
-     [("inclusive_to_exclusive", "shifted the wrong way (excl[i] = incl[i + 1])")]),
-    ("drill01_inplace", {"inclusive_to_exclusive"},
-     [("inclusive_to_exclusive", "a shift done front to back inside one buffer reads the slot it has just "
-                                 "overwritten")]),
-    ("drill01_noshift", {"inclusive_to_exclusive"},
-     [("inclusive_to_exclusive", "excl[i] = incl[i] from excl[1] on: no shift")]),
-    ("drill01_stops_short", {"exclusive_to_inclusive", "inclusive_to_exclusive"},
-     [("exclusive_to_inclusive", "does the loop stop one short (i < n - 1)?"),
-      ("inclusive_to_exclusive", "does the loop stop one short (i < n - 1)?")]),
-    ("drill01_identity", {"inclusive_to_exclusive"},
-     [("inclusive_to_exclusive", "excl[0] is incl[0] = 3, but it must be the identity 0")]),
-    ("drill01_total", {"total_from_exclusive"},
-     [("total_from_exclusive", "returned excl[n - 1]: that is the sum of everything BEFORE the last element")]),
-    ("drill01_total_empty", {"total_from_exclusive"},
-     [("total_from_exclusive", "n - 1 wraps for an unsigned n")]),
-    ("drill01_crash", {"inclusive_to_exclusive"},
-     [("inclusive_to_exclusive", "crashed: killed by SIGSEGV")]),
-    ("drill01_nocompile", {"builds", *gd.DRILL01_CHECKS},
-     [("builds", "error: expected"), ("builds", "$ "), ("exclusive_to_inclusive", "not run")]),
-    ("drill01_prints", set(),  # right, and what it printed is shown (self-study; course mode: test_grade_cli)
-     [(NOTES, "your functions printed (never read for a verdict):\ne2i n=8")]),
-    ("drill01_unguarded_main", set(),  # renamed in its object file: it builds and passes, with a note
-     [(NOTES, "your main() is not used: the grader brings its own")]),
-    ("drill02_flag0", {gd.CHECK_TILE},
-     [(gd.CHECK_TILE, "leaked into the segment that starts at index 0"),
-      (gd.CHECK_TILE, "The flag at index 0 was ignored")]),
-    ("drill02_nonassoc", {gd.CHECK_OPERATOR, gd.CHECK_IDENTITY, gd.CHECK_ASSOCIATIVE, *gd.SCHEDULES, gd.CHECK_TILE},
-     [(gd.CHECK_ASSOCIATIVE, "seg_combine is not associative"),
-      (gd.CHECK_ASSOCIATIVE, "seg_combine(seg_combine(a, b), c) = "),
-      (gd.CHECK_OPERATOR, "a.flag | b.flag")]),
-    ("drill02_sequential", {gd.CHECK_TREE_DEPTH},
-     [(gd.CHECK_TREE_DEPTH, "n=255 (a 256-tile minus one):\n  the longest chain of combines is 254 deep (at "
-                            "x[254]); a tree needs at most 2*ceil(log2 n) + 2 = 18"),
-      (gd.CHECK_TREE_DEPTH, "That is a left-to-right loop")]),
-    ("drill02_swapped", {gd.CHECK_TREE_ORDER, gd.CHECK_TREE_DEPTH, gd.CHECK_TILE},
-     [(gd.CHECK_TREE_ORDER, "the operands are swapped")]),
-    ("drill02_inplace_race", {gd.CHECK_TREE_ORDER, gd.CHECK_TREE_DEPTH, gd.CHECK_TILE},
-     [(gd.CHECK_TREE_ORDER, "the ranges overlap, so some inputs are counted twice")]),
-    ("drill02_hang", {gd.CHECK_TREE_ORDER, gd.CHECK_TREE_DEPTH, gd.CHECK_TILE},
-     [(gd.CHECK_TREE_ORDER, "did not finish: "), (gd.CHECK_TREE_ORDER, f"time limit {HANG_TIMEOUT_S:g} s exceeded"),
-      (gd.CHECK_TREE_ORDER, "the remaining sizes were not run"),
-      (gd.CHECK_TILE, f"time limit {HANG_TIMEOUT_S:g} s exceeded")]),
-]
-
-
-def feedback_of(report: Report, check: str) -> str:
-    return "\n".join(report.notes) if check == NOTES else report.check(check).feedback
-
-
-def test_every_planted_file_is_tested():
-    assert {p.stem for p in PLANTED.glob("drill0*.cpp")} == {stem for stem, _, _ in PLANTED_CASES}
-
-
-@slow
-@pytest.mark.parametrize("stem, failing, phrases", PLANTED_CASES, ids=[c[0] for c in PLANTED_CASES])
-def test_planted_mistake_fails_with_the_diagnosis(graded, stem, failing, phrases):
-    report = graded[stem]
-    assert failed_names(report) == failing, report.text()
-    for check, phrase in phrases:
-        assert phrase in feedback_of(report, check), f"{check!r} lacks {phrase!r}:\n{report.text()}"
-    for check in failing - {"builds"}:
-        feedback = report.check(check).feedback
-        if "not run" not in feedback and "not measured" not in feedback:
-            assert "reproduce: python3 harness/grade.py" in feedback and "--seed 11" in feedback, feedback
-
+# ---- corpus entries graded in-process: what the manifest cannot check -----------------------------
 
 @slow
 def test_a_hang_is_a_failing_check_not_a_stuck_grader(graded):
-    report = graded["drill02_hang"]
+    report = graded["w_hang"]
     assert report.check(gd.CHECK_OPERATOR).passed  # the parts that do finish are still graded
+    assert f"time limit {HANG_TIMEOUT_S:g} s exceeded" in report.check(gd.CHECK_TREE_ORDER).feedback
     # One timeout per function that hangs, then its remaining cases are skipped.
-    assert graded.elapsed["drill02_hang"] < 2 * HANG_TIMEOUT_S + 20
+    assert graded.elapsed["w_hang"] < 2 * HANG_TIMEOUT_S + 20
 
 
 @slow
 def test_a_compile_error_shows_the_command_and_the_compiler(graded):
-    feedback = graded["drill01_nocompile"].check("builds").feedback
+    feedback = graded["w_missing_semicolon"].check("builds").feedback
     command = next(line for line in feedback.splitlines() if line.startswith("$ "))
     # The submission is compiled alone, under its own name, so the messages name the student's file.
     assert shlex.split(command[2:])[1:] == [*gd.CXX_FLAGS, "-x", "c++", "-c", "-DSCANLAB_GRADER",
-                                            "drill01_nocompile.cpp", "-o", "submission.o"], command
-    assert "drill01_nocompile.cpp:8:66: error: expected" in feedback
+                                            "w_missing_semicolon.cpp", "-o", "submission.o"], command
+    assert "w_missing_semicolon.cpp:8:66: error: expected" in feedback
     assert "driver" not in feedback  # nothing of the grader's own code is blamed
 
 
@@ -1032,7 +960,7 @@ def test_solutions_make_run_fails_when_a_solution_fails(tmp_path):
 
 @slow
 def test_gradescope_json_shape(graded, tmp_path):
-    report = graded["drill01_identity"]
+    report = graded["w_identity_incl0"]
     path = tmp_path / "results.json"
     report.write_json(path)
     data = json.loads(path.read_text())
@@ -1056,7 +984,7 @@ def test_grade_cli_exit_statuses_and_json(tmp_path):
     passed = run([sys.executable, GRADE, "drill01", SOLUTIONS / FILES["drill01"], "--seed", "4", "--json", out])
     assert passed.returncode == EXIT_PASS, passed.describe()
     assert json.loads(out.read_text())["score"] == max_score("drill01") == 3
-    failed = run([sys.executable, GRADE, "drill01", PLANTED / "drill01_total.cpp", "--seed", "4"])
+    failed = run([sys.executable, GRADE, "drill01", CORPUS / "drill01" / "w_total_excl_only.cpp", "--seed", "4"])
     assert failed.returncode == EXIT_FAIL, failed.describe()
     assert "FAIL  total_from_exclusive" in failed.stdout and "--seed 4" in failed.stdout
     assert run([sys.executable, GRADE, "drill02", tmp_path / "missing.cpp"]).returncode == EXIT_USAGE
@@ -1077,5 +1005,5 @@ def test_grader_copes_with_odd_submission_paths(tmp_path):
 
 
 def test_reproduce_line_is_relative_to_the_repository_root_inside_it():
-    line = gd.reproduce_line("drill02", PLANTED / "drill02_hang.cpp", 7)
-    assert line == "reproduce: python3 harness/grade.py drill02 harness/planted/drill02_hang.cpp --seed 7"
+    line = gd.reproduce_line("drill02", CORPUS / "drill02" / "w_hang.cpp", 7)
+    assert line == "reproduce: python3 harness/grade.py drill02 harness/corpus/drill02/w_hang.cpp --seed 7"

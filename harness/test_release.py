@@ -2,7 +2,7 @@
 
 The release is built into a temporary folder with harness/student-release.py,
 then searched here with checks of this module's own (not the script's): no
-file of solutions/, harness/corpus/ or harness/planted/, no drill 03 answer
+file of solutions/ or harness/corpus/, no drill 03 answer
 (every `name = value` line of solutions/03_scan_analysis.md, beside its name in
 any spelling the grader accepts, and its distinctive values as bare numbers; no
 lesson prints one, so nothing is whitelisted as taught). The script's own check
@@ -192,15 +192,15 @@ def test_release_is_built_and_says_what_it_left_out(release):
 
 
 @slow
-def test_release_holds_no_solution_corpus_or_planted_file(release):
+def test_release_holds_no_solution_or_corpus_file(release):
     out, _ = release
     files = [p for p in out.rglob("*") if p.is_file()]
     assert files
-    for part in ("solutions", "corpus", "planted", ".ci", "gradescope"):
+    for part in ("solutions", "corpus", ".ci", "gradescope"):
         assert not [p for p in files if part in p.relative_to(out).parts], part
     assert not [p for p in files if p.name in ("test_drills.py", "test_corpus.py", "test_day31_exercise.py",
                                                "test_grade_cli.py", "test_release.py", "student-release.py")]
-    secret = {p.read_bytes(): p for folder in (SOLUTIONS, REPO / "harness" / "corpus", REPO / "harness" / "planted")
+    secret = {p.read_bytes(): p for folder in (SOLUTIONS, REPO / "harness" / "corpus")
               for p in folder.rglob("*") if p.is_file() and p.stat().st_size}
     copies = [f"{p.relative_to(out)} = {secret[p.read_bytes()].relative_to(REPO)}"
               for p in files if p.read_bytes() in secret]

@@ -1,7 +1,5 @@
-// Planted wrong answer for A05 drill 01 (harness/test_drills.py grades it and checks the
-// diagnosis). excl[0] is set to incl[0] instead of the identity 0. Expected:
-// inclusive_to_exclusive fails with 'must be the identity 0'. Only the graded functions:
-// the grader never uses a submission's main.
+// Wrong drill 01: the total has no n == 0 case, so excl[n - 1] reads excl[-1] (n - 1
+// wraps). Right verdict: FAIL on total_from_exclusive only, on n = 0 ("n - 1 wraps").
 
 #include <cstddef>
 #include <vector>
@@ -14,10 +12,10 @@ void exclusive_to_inclusive(const long long* in, const long long* excl, long lon
 
 void inclusive_to_exclusive(const long long* incl, long long* excl, std::size_t n) {
     if (n == 0) return;
-    excl[0] = incl[0];  // should be the identity
+    excl[0] = kIdentity;
     for (std::size_t i = 1; i < n; ++i) excl[i] = incl[i - 1];
 }
 
 long long total_from_exclusive(const long long* in, const long long* excl, std::size_t n) {
-    return n == 0 ? kIdentity : excl[n - 1] + in[n - 1];
+    return excl[n - 1] + in[n - 1];
 }

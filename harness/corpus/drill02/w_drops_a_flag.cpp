@@ -1,8 +1,6 @@
-// Planted wrong answer for A05 drill 02 (harness/test_drills.py grades it and checks the
-// diagnosis). Hillis-Steele in ONE buffer, walking upwards: a level reads values it has
-// already updated (the CPU twin of the GPU read-write race). Expected:
-// 'tree_scan_inclusive combines adjacent ranges in order' fails with 'overlap'. Only the
-// graded functions: the grader never uses a submission's main.
+// Wrong drill 02: seg_combine keeps only b's flag, dropping a's: right on single
+// elements, but not associative, so a tree that regroups the terms loses heads.
+// Right verdict: FAIL ("seg_combine is not associative", naming a triple).
 
 #include <algorithm>
 #include <cstddef>
@@ -17,15 +15,20 @@ Seg seg_identity() { return Seg{false, 0}; }
 
 Seg seg_combine(Seg a, Seg b) {
     if (b.flag) return b;
-    return Seg{a.flag, a.value + b.value};
+    return Seg{b.flag, a.value + b.value};  // should carry a.flag
 }
 
 template <typename T, typename Op>
 void tree_scan_inclusive(T* x, std::size_t n, Op op, T identity) {
     (void)identity;
+    std::vector<T> buffer(x, x + n);
+    T* src = x;
+    T* dst = buffer.data();
     for (std::size_t offset = 1; offset < n; offset *= 2) {
-        for (std::size_t i = offset; i < n; ++i) x[i] = op(x[i - offset], x[i]);
+        for (std::size_t i = 0; i < n; ++i) dst[i] = i >= offset ? op(src[i - offset], src[i]) : src[i];
+        std::swap(src, dst);
     }
+    if (src != x) std::copy(src, src + n, x);
 }
 
 void segmented_scan_tile(const Seg* in, Seg* out, std::size_t n, Seg carry) {

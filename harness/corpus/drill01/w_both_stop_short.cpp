@@ -1,7 +1,7 @@
-// Planted wrong answer for A05 drill 01 (harness/test_drills.py grades it and checks the
-// diagnosis). Both conversions' loops stop one element short (i + 1 < n), so the last
-// element keeps the grader's poison. Expected: both fail with "does the loop stop one
-// short", not the diagnosis of the shift incl[i] = excl[i + 1].
+// Wrong drill 01: both conversions' loops stop one element short (i + 1 < n), so the
+// last element keeps the grader's poison. Right verdict: FAIL on exclusive_to_inclusive
+// and inclusive_to_exclusive, each diagnosed as "does the loop stop one short", not as
+// the shift incl[i] = excl[i + 1].
 
 #include <cstddef>
 

@@ -1,7 +1,5 @@
-// Planted wrong answer for A05 drill 01 (harness/test_drills.py grades it and checks the
-// diagnosis). The total is taken from excl[n - 1] alone, without in[n - 1]. Expected:
-// total_from_exclusive fails with 'returned excl[n - 1]'. Only the graded functions: the
-// grader never uses a submission's main.
+// Wrong drill 01: the total is taken from excl[n - 1] alone, without in[n - 1].
+// Right verdict: FAIL on total_from_exclusive only ("returned excl[n - 1]").
 
 #include <cstddef>
 #include <vector>

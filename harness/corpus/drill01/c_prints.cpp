@@ -1,5 +1,5 @@
-// Planted for harness/test_grade_cli.py: a right drill 01 whose exclusive_to_inclusive printf()s
-// its n. Self-study shows what it printed; course mode does not (it would show hidden sizes).
+// Correct drill 01 whose exclusive_to_inclusive printf()s its n. Right verdict: PASS;
+// self-study shows what it printed, course mode does not (it would show hidden sizes).
 #include <cstddef>
 #include <cstdio>
 void exclusive_to_inclusive(const long long* in, const long long* excl, long long* incl, std::size_t n) {

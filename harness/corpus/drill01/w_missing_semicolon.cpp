@@ -1,6 +1,6 @@
-// Planted wrong answer for A05 drill 01: does not compile (a missing semicolon).
-// Expected: the 'builds' check fails and shows the g++ command and its error; every
-// other check fails as 'not run'.
+// Wrong drill 01: does not compile (a missing semicolon on line 8). Right verdict: FAIL;
+// the build check shows the g++ command and its error, and every other check is
+// "not run".
 
 #include <cstddef>
 

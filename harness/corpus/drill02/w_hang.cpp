@@ -1,7 +1,6 @@
-// Planted wrong answer for A05 drill 02 (harness/test_drills.py grades it and checks the
-// diagnosis). tree_scan_inclusive is a left-to-right loop: right values, n - 1 combines
-// deep. Expected: 'tree_scan_inclusive is a tree (log depth)' fails with 'left-to-right
-// loop'. Only the graded functions: the grader never uses a submission's main.
+// Wrong drill 02: tree_scan_inclusive's level loop never advances (offset * 2 is
+// computed and thrown away), so it never returns. Right verdict: FAIL on the tree and
+// tile checks ("did not finish", the time limit); the grader itself returns.
 
 #include <algorithm>
 #include <cstddef>
@@ -22,7 +21,11 @@ Seg seg_combine(Seg a, Seg b) {
 template <typename T, typename Op>
 void tree_scan_inclusive(T* x, std::size_t n, Op op, T identity) {
     (void)identity;
-    for (std::size_t i = 1; i < n; ++i) x[i] = op(x[i - 1], x[i]);
+    std::vector<T> buffer(x, x + n);
+    for (std::size_t offset = 1; offset < n; offset * 2) {  // never grows
+        for (std::size_t i = 0; i < n; ++i) buffer[i] = i >= offset ? op(x[i - offset], x[i]) : x[i];
+        std::copy(buffer.begin(), buffer.end(), x);
+    }
 }
 
 void segmented_scan_tile(const Seg* in, Seg* out, std::size_t n, Seg carry) {

@@ -1,7 +1,6 @@
-// Planted wrong answer for A05 drill 01 (harness/test_drills.py grades it and checks the
-// diagnosis). The inclusive scan shifted left instead of right (excl[i] = incl[i + 1]).
-// Expected: inclusive_to_exclusive fails with 'shifted the wrong way'. Only the graded
-// functions: the grader never uses a submission's main.
+// Wrong drill 01: the shift loop runs one step too far and writes excl[n], one past the
+// end; every value inside the array is right. Right verdict: FAIL on
+// inclusive_to_exclusive only ("one past the end").
 
 #include <cstddef>
 #include <vector>
@@ -13,8 +12,9 @@ void exclusive_to_inclusive(const long long* in, const long long* excl, long lon
 }
 
 void inclusive_to_exclusive(const long long* incl, long long* excl, std::size_t n) {
-    for (std::size_t i = 0; i + 1 < n; ++i) excl[i] = incl[i + 1];
-    if (n > 0) excl[n - 1] = incl[n - 1];
+    if (n == 0) return;
+    excl[0] = kIdentity;
+    for (std::size_t i = 0; i < n; ++i) excl[i + 1] = incl[i];  // i + 1 reaches n
 }
 
 long long total_from_exclusive(const long long* in, const long long* excl, std::size_t n) {

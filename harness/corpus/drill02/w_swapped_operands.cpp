@@ -1,8 +1,6 @@
-// Planted wrong answer for A05 drill 02 (harness/test_drills.py grades it and checks the
-// diagnosis). Hillis-Steele with the operands swapped: op(x[i], x[i - offset]). Fine for
-// +, wrong for the non-commutative segmented operator. Expected: 'tree_scan_inclusive
-// combines adjacent ranges in order' fails with 'operands are swapped'. Only the graded
-// functions: the grader never uses a submission's main.
+// Wrong drill 02: Hillis-Steele with the operands swapped, op(x[i], x[i - offset]):
+// fine for +, wrong for the non-commutative segmented operator. Right verdict: FAIL on
+// the tree and tile checks ("the operands are swapped").
 
 #include <algorithm>
 #include <cstddef>

@@ -1,7 +1,6 @@
-// Planted submission for A05 drill 01: right functions, but main() is not inside
-// #ifndef SCANLAB_GRADER. The grader compiles the file alone and renames its main in the
-// object file, so it never meets the grader's own main. Expected: every check passes,
-// with the note 'your main() is not used'.
+// Correct drill 01 whose main() is not inside #ifndef SCANLAB_GRADER, and prints PASS.
+// The grader compiles the file alone and renames its main in the object file, so it
+// never meets the grader's own. Right verdict: PASS, with the note "your main() is not used".
 
 #include <cstddef>
 #include <cstdio>

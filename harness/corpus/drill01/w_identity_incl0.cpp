@@ -1,8 +1,5 @@
-// Planted wrong answer for A05 drill 01 (harness/test_drills.py grades it and checks the
-// diagnosis). The shift loop runs one step too far and writes excl[n], one past the end;
-// every value inside the array is right. Expected: inclusive_to_exclusive fails with
-// 'one past the end'. Only the graded functions: the grader never uses a submission's
-// main.
+// Wrong drill 01: excl[0] is set to incl[0] instead of the identity 0; the rest is
+// right. Right verdict: FAIL on inclusive_to_exclusive only ("must be the identity 0").
 
 #include <cstddef>
 #include <vector>
@@ -15,8 +12,8 @@ void exclusive_to_inclusive(const long long* in, const long long* excl, long lon
 
 void inclusive_to_exclusive(const long long* incl, long long* excl, std::size_t n) {
     if (n == 0) return;
-    excl[0] = kIdentity;
-    for (std::size_t i = 0; i < n; ++i) excl[i + 1] = incl[i];  // i + 1 reaches n
+    excl[0] = incl[0];  // should be the identity
+    for (std::size_t i = 1; i < n; ++i) excl[i] = incl[i - 1];
 }
 
 long long total_from_exclusive(const long long* in, const long long* excl, std::size_t n) {

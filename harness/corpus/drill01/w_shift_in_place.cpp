@@ -1,8 +1,6 @@
-// Planted wrong answer for A05 drill 01 (harness/test_drills.py grades it and checks the
-// diagnosis). Copies incl into excl, then shifts front to back inside excl: each step
-// reads the slot the previous step just wrote. Expected: inclusive_to_exclusive fails
-// with 'inside one buffer'. Only the graded functions: the grader never uses a
-// submission's main.
+// Wrong drill 01: inclusive_to_exclusive copies incl into excl, then shifts front to
+// back inside excl, so each step reads the slot the previous step just wrote.
+// Right verdict: FAIL on inclusive_to_exclusive only ("... inside one buffer ...").
 
 #include <cstddef>
 #include <vector>

@@ -1,7 +1,6 @@
-// Planted wrong answer for A05 drill 02 (harness/test_drills.py grades it and checks the
-// diagnosis). The level loop never advances (offset * 2 is computed and thrown away).
-// Expected: the tree and tile checks fail with 'did not finish'; the grader itself
-// returns. Only the graded functions: the grader never uses a submission's main.
+// Wrong drill 02: tree_scan_inclusive is a hand-written left-to-right loop: right
+// values, n - 1 combines deep. Right verdict: FAIL on the tree-depth check only
+// ("That is a left-to-right loop").
 
 #include <algorithm>
 #include <cstddef>
@@ -22,11 +21,7 @@ Seg seg_combine(Seg a, Seg b) {
 template <typename T, typename Op>
 void tree_scan_inclusive(T* x, std::size_t n, Op op, T identity) {
     (void)identity;
-    std::vector<T> buffer(x, x + n);
-    for (std::size_t offset = 1; offset < n; offset * 2) {  // never grows
-        for (std::size_t i = 0; i < n; ++i) buffer[i] = i >= offset ? op(x[i - offset], x[i]) : x[i];
-        std::copy(buffer.begin(), buffer.end(), x);
-    }
+    for (std::size_t i = 1; i < n; ++i) x[i] = op(x[i - 1], x[i]);
 }
 
 void segmented_scan_tile(const Seg* in, Seg* out, std::size_t n, Seg carry) {

@@ -1,8 +1,6 @@
-// Planted wrong answer for A05 drill 01 (harness/test_drills.py grades it and checks the
-// diagnosis). Writes through an empty std::vector (the temporary was never sized): a
-// crash. Expected: inclusive_to_exclusive fails with 'crashed: killed by SIGSEGV'; the
-// grader itself does not crash. Only the graded functions: the grader never uses a
-// submission's main.
+// Wrong drill 01: inclusive_to_exclusive writes through an empty std::vector (the
+// temporary was never sized), so it crashes. Right verdict: FAIL on inclusive_to_exclusive
+// only ("crashed: killed by SIGSEGV"); the grader itself does not crash.
 
 #include <cstddef>
 #include <vector>

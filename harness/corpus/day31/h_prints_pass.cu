@@ -1,6 +1,6 @@
-// Planted submission for the harness's own tests: it does none of the work
-// and announces success instead, from the host (before main) and from every
-// kernel. The grader never reads output, so this must fail.
+// Hostile Day 31: it does none of the work and announces success instead, from the
+// host (before main) and from every kernel. The grader never reads output.
+// Right verdict: FAIL, every exclusive scan "never written".
 #include <cstdio>
 
 constexpr int kFreeTotalVersion = 1;

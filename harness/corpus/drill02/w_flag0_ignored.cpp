@@ -1,8 +1,7 @@
-// Planted wrong answer for A05 drill 02 (harness/test_drills.py grades it and checks the
-// diagnosis). The result keeps only b's flag, dropping a's: right on single elements,
-// but not associative, so a tree that regroups the terms loses heads. Expected:
-// 'seg_combine is associative' fails and names a triple. Only the graded functions: the
-// grader never uses a submission's main.
+// Wrong drill 02: segmented_scan_tile folds the carry into element 0 before the scan
+// without looking at its flag, so a head at in[0] does not stop the carry and it leaks
+// into the first segment. Right verdict: FAIL on segmented_scan_tile only ("leaked into
+// the segment that starts at index 0").
 
 #include <algorithm>
 #include <cstddef>
@@ -17,7 +16,7 @@ Seg seg_identity() { return Seg{false, 0}; }
 
 Seg seg_combine(Seg a, Seg b) {
     if (b.flag) return b;
-    return Seg{b.flag, a.value + b.value};  // should carry a.flag
+    return Seg{a.flag, a.value + b.value};
 }
 
 template <typename T, typename Op>
@@ -34,7 +33,9 @@ void tree_scan_inclusive(T* x, std::size_t n, Op op, T identity) {
 }
 
 void segmented_scan_tile(const Seg* in, Seg* out, std::size_t n, Seg carry) {
+    if (n == 0) return;
     std::copy(in, in + n, out);
+    out[0].value += carry.value;  // ignores in[0].flag
+    out[0].flag = out[0].flag || carry.flag;
     tree_scan_inclusive(out, n, seg_combine, seg_identity());
-    for (std::size_t i = 0; i < n; ++i) out[i] = seg_combine(carry, out[i]);
 }

@@ -1,7 +1,6 @@
-// Planted wrong answer for A05 drill 01 (harness/test_drills.py grades it and checks the
-// diagnosis). inclusive_to_exclusive sets the identity at excl[0] and then copies incl
-// without shifting it: excl[i] = incl[i]. Expected: inclusive_to_exclusive fails with
-// the "no shift" diagnosis, not "shifted the wrong way".
+// Wrong drill 01: inclusive_to_exclusive sets the identity at excl[0] and then copies
+// incl without shifting it: excl[i] = incl[i]. Right verdict: FAIL on
+// inclusive_to_exclusive only, diagnosed as "no shift", not "shifted the wrong way".
 
 #include <cstddef>
 
