@@ -5,7 +5,7 @@ SCANLAB_SHARDS is above 1: a GPU runner with many cores finishes the strict suit
 in a fraction of the time one process takes, because most of that time is
 compilers and compute-sanitizer on the CPU. Each shard is a whole number of
 modules (a module's session-scoped builds stay in one process), but the corpus,
-whose entries share nothing, goes to three shards as lists of node ids. The weights are
+whose entries share nothing, goes to four shards as lists of node ids. The weights are
 rough seconds per module on the H200 machine (16 cores); a module not listed
 counts as `DEFAULT`. Only the balance depends on them, never what runs.
 
@@ -29,15 +29,15 @@ WEIGHTS = {
     "test_stretch_programs.py": 260, "test_release.py": 220, "test_day31_exercise.py": 150, "test_class.py": 140,
     "test_stretch.py": 135, "test_gradescope.py": 115, "test_colab.py": 110, "test_a05_cuda.py": 70,
     "test_drills.py": 60, "test_day31.py": 50, "test_tools.py": 45, "test_triton.py": 30, "test_course_mode.py": 30,
-    "test_a05_hip.py": 30, "test_sandbox.py": 25, "test_trace.py": 20,
+    "test_a05_hip.py": 30, "test_sandbox.py": 25, "test_trace.py": 20, "test_speed.py": 120,
 }
-# test_corpus.py (about 500 s) is one test path but three shards' work: its Day 31 entries (the
-# GPU), its drill 01 entries, and the rest of the module, each a list of pytest node ids.
-CORPUS_PARTS = {"day31": 260, "drill01": 200, "": 80}
+# test_corpus.py (about 500 s) is one test path but four shards' work: its Day 31 and drill 05
+# entries (the GPU), its drill 01 entries, and the rest of the module, each a list of node ids.
+CORPUS_PARTS = {"day31": 260, "drill01": 200, "drill05": 150, "": 80}
 
 
 def corpus_parts(module: str) -> list[tuple[int, list[str]]]:
-    """test_corpus.py as (weight, node ids) parts: the entries of day31, of drill01, and the rest
+    """test_corpus.py as (weight, node ids) parts: the entries of day31, drill01, drill05, and the rest
     (every other test function of the module, and the other exercises' entries)."""
     try:
         import tomllib
@@ -57,7 +57,7 @@ def corpus_parts(module: str) -> list[tuple[int, list[str]]]:
 
 def plan(shards: int, modules: list[str]) -> list[list[str]]:
     """Longest first, each to the lightest shard; empty shards are dropped. A module is one
-    piece, but test_corpus.py, which is three (corpus_parts)."""
+    piece, but test_corpus.py, which is four (corpus_parts)."""
     pieces = []
     for module in modules:
         if Path(module).name == "test_corpus.py" and shards > 1:
