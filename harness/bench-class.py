@@ -38,15 +38,11 @@ from pathlib import Path
 HARNESS = Path(__file__).resolve().parent
 REPO = HARNESS.parent
 sys.path.insert(0, str(HARNESS))
-from scanlab import grading  # noqa: E402  (after the path: the harness's own package)
+from scanlab import grading, registry  # noqa: E402  (after the path: the harness's own package)
 CORPUS = HARNESS / "corpus"
-FILES = {
-    "day31": "day31_shift_then_scan.cu",
-    "drill01": "01_exclusive_to_inclusive.cpp",
-    "drill02": "02_segmented_scan.cpp",
-    "drill03": "03_scan_analysis.md",
-}
-SETS = {"cpu": ["drill01", "drill02", "drill03"], "day31": ["day31"], "all": list(FILES)}
+FILES = registry.COURSE  # the course's exercises (harness/exercises.toml): what `grade.py class` grades
+SETS = {"cpu": [e for e in FILES if e not in registry.NEEDS_GPU],
+        "day31": [e for e in FILES if e in registry.NEEDS_GPU], "all": list(FILES)}
 # drill03 has no corpus: a wrong answer sheet is the starter with two slots filled wrongly.
 WRONG_DRILL03 = {"serial_adds_512": "512", "bl_threads_512": "512"}  # n, not n - 1; n, not n/2
 
@@ -58,15 +54,15 @@ def pools(exercise: str) -> dict[str, list[Path]]:
         errors="replace")]
     by_kind = {kind: [CORPUS / e["file"] for e in entries if e["kind"] == kind] for kind in
                ("correct", "wrong", "hostile")}
-    return {"right": [REPO / "solutions" / FILES[exercise]] * 3 + by_kind["correct"],
-            "wrong": by_kind["wrong"], "starter": [REPO / "exercises" / FILES[exercise]],
+    return {"right": [registry.EXERCISES[exercise].answer] * 3 + by_kind["correct"],
+            "wrong": by_kind["wrong"], "starter": [registry.EXERCISES[exercise].starter],
             "hostile": by_kind["hostile"]}
 
 
 def drill03_text(kind: str) -> str:
     if kind == "right":
-        return (REPO / "solutions" / FILES["drill03"]).read_text()
-    text = (REPO / "exercises" / FILES["drill03"]).read_text()
+        return registry.EXERCISES["drill03"].answer.read_text()
+    text = registry.EXERCISES["drill03"].starter.read_text()
     if kind == "wrong":
         for slot, value in WRONG_DRILL03.items():
             text = text.replace(f"{slot} = ____", f"{slot} = {value}")

@@ -15,12 +15,13 @@ What goes in: the lessons (day31-scan/, a05-scan/), the starters and their
 README and Makefile (exercises/), a README of its own (harness/RELEASE-README.md,
 in place of the repository's), SETUP, GLOSSARY,
 REFERENCES and Makefile, and the parts of harness/ a student uses to check
-their own work: grade.py with scanlab/, drivers/ and points.toml (self-grading,
+their own work: grade.py with scanlab/, drivers/ and exercises.toml (self-grading,
 self-study mode by default), the build and run scripts behind `make run` and
 `make test`, and the test modules that need nothing the release leaves out.
 
-What stays out, and why, is the table LEFT_OUT below. Every top-level entry and
-every entry of harness/ must be in RELEASED or LEFT_OUT (test modules excepted:
+What stays out, and why, is the table LEFT_OUT below, with what each exercise's
+entry in harness/exercises.toml leaves out (`release_leaves_out`). Every top-level
+entry and every entry of harness/ must be in RELEASED or LEFT_OUT (test modules excepted:
 a new one stays out until someone has checked it runs without solutions/): an
 entry nobody has decided on stops the release, so a file added later cannot
 slip into students' hands unseen.
@@ -50,6 +51,9 @@ from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent
 REPO = HARNESS.parent
+sys.path.insert(0, str(HARNESS))
+from scanlab import registry  # noqa: E402  (after the path: the harness's own package)
+
 RELEASE_README = HARNESS / "RELEASE-README.md"  # the release's README.md
 MARKER = "RELEASE.txt"  # written into every release; OUT_DIR is replaced only when it holds one
 # The course repository's placeholder in the Colab badge and the notebook's clone; --repo replaces it.
@@ -63,7 +67,7 @@ USAGE = "usage: python3 harness/student-release.py [--repo OWNER/NAME] [OUT_DIR]
 RELEASED_TOP = ["README.md", "SETUP.md", "GLOSSARY.md", "REFERENCES.md", "Makefile", ".gitignore",
                 "day31-scan", "a05-scan", "exercises", "harness"]
 # harness/: what self-checking needs (make run, make test, grade.py in self-study mode).
-RELEASED_HARNESS = ["README.md", "grade.py", "scanlab", "drivers", "points.toml", "hip_on_cuda",
+RELEASED_HARNESS = ["README.md", "grade.py", "scanlab", "drivers", "exercises.toml", "hip_on_cuda",
                     "conftest.py", "pytest.ini", "requirements.txt", "run-lessons.sh", "run-tests.sh",
                     "find-cuda-tool.sh", "colab", "fixtures"]
 # Test modules that import, read and grade nothing of solutions/ or harness/corpus/.
@@ -77,10 +81,7 @@ LEFT_OUT = {
     "harness/corpus": "graded submissions, correct ones and near-solutions with one mistake among them",
     "harness/gradescope": "the instructor's Gradescope autograder",
     "harness/student-release.py": "this script: it reads solutions/",
-    "harness/scanlab/scan_counts.py": "drill 03's counter: run, it prints every answer (the release's grade.py "
-                                      "drill03 checks the form of the answers only)",
-    "harness/pitfalls.sh": "pitfall 4 edits solutions/01_exclusive_to_inclusive.cpp (it quotes a line of drill "
-                           "01's answer) and exits 3 without it; the release's README says so",
+    **registry.release_leaves_out(),  # harness/exercises.toml: what each exercise keeps from students
     "harness/RELEASE-README.md": "the release's README.md, written in place of the repository's (which describes "
                                  "solutions/ and make student-release)",
     "harness/bench-class.py": "the instructor's grading benchmark: it builds a class from solutions/ and the corpus",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -86,7 +87,7 @@ if args == ["-c", "import pytest"]:
     sys.exit(0)
 if args[:2] != ["-m", "pytest"]:
     sys.exit(subprocess.call([{python!r}, *args]))
-modules = [a for a in args if a.endswith(".py")]
+modules = [a for a in args if a.startswith("harness/test_")]  # modules and node ids
 junit = next(a.split("=", 1)[1] for a in args if a.startswith("--junitxml="))
 with open(os.path.join(os.environ["FAKE_LOG"], f"{{os.getpid()}}.json"), "w") as f:
     json.dump({{"args": args, "env": dict(os.environ)}}, f)
@@ -143,14 +144,20 @@ def test_shards_run_every_module_once_merge_their_results_and_fail_loudly(fake_p
     modules = sorted(f"harness/{p.name}" for p in (REPO / "harness").glob("test_*.py"))
     proc, calls = fake_pytest(["harness/run-tests.sh"], SCANLAB_SHARDS="3")
     assert proc.returncode == 0 and len(calls) == 3, proc.stdout + proc.stderr
-    given = sorted(a for call in calls for a in call["args"] if a.endswith(".py"))
-    assert given == modules  # each module in exactly one shard
+    given = [a for call in calls for a in call["args"] if a.startswith("harness/test_")]
+    whole = sorted(a for a in given if "::" not in a)
+    parts = [a for a in given if "::" in a]
+    assert sorted(whole + sorted({a.split("::")[0] for a in parts})) == modules  # each module once,
+    assert len(parts) == len(set(parts)) and {a.split("::")[0] for a in parts} == {"harness/test_corpus.py"}
+    assert len({i for i, call in enumerate(calls) for a in call["args"] if "::" in a}) >= 2  # the corpus: split
+    entries = len(re.findall(r"^\[\[submission\]\]", (REPO / "harness/corpus/manifest.toml").read_text(), re.M))
+    assert sum("::test_corpus_entry[" in a for a in parts) == entries  # every entry, in one shard each
     merged = (tmp_path / "results" / "test-results.xml").read_text()
-    assert merged.count("<testsuite ") == 3 and f"all shards: {len(modules)} tests, 0 failed" in proc.stdout
+    assert merged.count("<testsuite ") == 3 and f"all shards: {len(given)} tests, 0 failed" in proc.stdout
 
-    proc, calls = fake_pytest(["harness/run-tests.sh"], SCANLAB_SHARDS="3", FAKE_FAIL="test_corpus.py")
+    proc, calls = fake_pytest(["harness/run-tests.sh"], SCANLAB_SHARDS="3", FAKE_FAIL="test_release.py")
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "FAILED harness/test_corpus.py::test_x" in proc.stdout and "1 failed" in proc.stdout
+    assert "FAILED harness/test_release.py::test_x" in proc.stdout and "1 failed" in proc.stdout
 
     proc, calls = fake_pytest(["harness/run-tests.sh"], SCANLAB_SHARDS="two")
     assert proc.returncode == 2 and not calls and "SCANLAB_SHARDS must be a positive whole number" in proc.stderr

@@ -46,23 +46,26 @@ from scanlab.paths import REPO
 
 CORPUS = REPO / "harness" / "corpus"
 GRADE = REPO / "harness" / "grade.py"
-EXERCISES = ("drill01", "drill02", "drill03", "day31")
+EXERCISES = ("drill01", "drill02", "drill03", "day31", "drill05")
 STARTERS = {
     "drill01": REPO / "exercises" / "01_exclusive_to_inclusive.cpp",
     "drill02": REPO / "exercises" / "02_segmented_scan.cpp",
     "drill03": REPO / "exercises" / "03_scan_analysis.md",
     "day31": REPO / "exercises" / "day31_shift_then_scan.cu",
+    "drill05": REPO / "exercises" / "05_lookback_scan.cu",
 }
 KINDS = ("correct", "wrong", "hostile")
 DEFAULT_SEED = 11
 # Generous: a grade of a well-behaved drill takes seconds; a hostile one may run into
 # several per-run limits (20 s wall each), and a Day 31 one into the GPU limit (60 s).
-GRADE_TIMEOUT_S = {"drill01": 600, "drill02": 600, "drill03": 120, "day31": 900}
+GRADE_TIMEOUT_S = {"drill01": 600, "drill02": 600, "drill03": 120, "day31": 900, "drill05": 900}
+SPEED_NOISE = 0.1  # drill 05: how far two gradings of one file may differ in a speed check's points
 FORGED = {"score": 1000, "tests": []}
 # The grades this module runs draw their uids from a range of their own (SCANLAB_UID_RANGE, outside
 # the default 200000-299999), so "no process left alive" can look at exactly their processes,
 # whatever else grades on this machine at the same time.
 SANDBOX_UIDS = range(400_000 + (os.getpid() % 500) * 1000, 400_000 + (os.getpid() % 500) * 1000 + 1000)
+AS_ROOT = os.geteuid() == 0
 GRADE_ENV = {**os.environ, "SCANLAB_UID_RANGE": f"{SANDBOX_UIDS.start}-{SANDBOX_UIDS.stop - 1}"}
 SKIPPED_IN_HASH = {".git", ".venv", "__pycache__", ".pytest_cache", "build"}
 # What a manifest may ask the report to mention: limits, signals, CUDA errors and the
@@ -76,6 +79,7 @@ STABLE_PHRASES = {
     "not a number", "barriers/tile column", "\\x1b[2J", "\\u202e",
     "disk limit 512 MiB exceeded", "did not compile (", "the compiler ran out of its 2 GiB memory limit",
     "No such file or directory",
+    "not timed", "is not the exact scan of its input", "the timed run failed", "separate compilation mode",
 }
 # What no report may print raw: control characters but newline and tab, and bidi controls. A
 # submission's text (prose, compiler messages, program output) reaches the report; these would let
@@ -92,6 +96,7 @@ def load_manifest() -> list[dict]:
         entry.setdefault("failing", None)
         entry.setdefault("mentions", [])
         entry.setdefault("seed", DEFAULT_SEED)
+        entry.setdefault("speed", None)
         entry.setdefault("notes", [])
         entry.setdefault("reproduce", False)
         entry.setdefault("diagnosis", {})
@@ -102,7 +107,7 @@ MANIFEST = load_manifest()
 
 
 def entry_param(entry: dict):
-    marks = [pytest.mark.gpu, pytest.mark.cuda] if entry["exercise"] == "day31" else [pytest.mark.slow]
+    marks = [pytest.mark.gpu, pytest.mark.cuda] if entry["exercise"] in ("day31", "drill05") else [pytest.mark.slow]
     return pytest.param(entry, marks=marks, id=f"{entry['exercise']}-{Path(entry['file']).stem}")
 
 
@@ -191,7 +196,7 @@ def describe_changes(before: dict[str, str], after: dict[str, str]) -> str:
 
 
 def suspects() -> dict[int, str]:
-    """Live processes named evil-* or running as a sandbox uid: pid -> description."""
+    """Live processes running as a sandbox uid (without root: named evil-*): pid -> description."""
     found = {}
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -206,7 +211,10 @@ def suspects() -> dict[int, str]:
         if state and state.group(1) == "Z":
             continue  # dead, waiting for its parent to reap it
         uid_value = int(uid.group(1)) if uid else -1
-        if comm.startswith("evil-") or uid_value in SANDBOX_UIDS:
+        # As root every sandboxed process runs as a uid of this process's own range, so the uid
+        # alone says whose it is (another shard grades corpus entries side by side); without
+        # root they all run as this user, and the corpus names what it starts evil-*.
+        if uid_value in SANDBOX_UIDS or (not AS_ROOT and comm.startswith("evil-")):
             found[int(proc.name)] = f"pid {proc.name} comm {comm!r} uid {uid_value}"
     return found
 
@@ -252,7 +260,10 @@ def check_results_json(results: Path, verdict_pass: bool, label: str) -> list[di
         keys = {"name", "score", "max_score", "status", "output", "visibility"}
         assert keys <= set(test), f"{label}: results.json test lacks {sorted(keys - set(test))}: {test}"
         assert test["status"] in ("passed", "failed"), f"{label}: status {test['status']!r} in {test['name']!r}"
-        if test["max_score"] > 0:  # a 0-point check (builds, a kernel the starter gives) scores 0 either way
+        if test["name"].startswith("speed at "):  # drill 05: a passed speed check may earn part of its points
+            assert (0 < test["score"] <= test["max_score"]) == (test["status"] == "passed"), (
+                f"{label}: {test['name']!r} is {test['status']} with score {test['score']}/{test['max_score']}")
+        elif test["max_score"] > 0:  # a 0-point check (builds, a kernel the starter gives) scores 0 either way
             full = test["score"] == test["max_score"]
             assert full == (test["status"] == "passed"), (f"{label}: {test['name']!r} is {test['status']} with "
                                                           f"score {test['score']}/{test['max_score']}")
@@ -262,7 +273,7 @@ def check_results_json(results: Path, verdict_pass: bool, label: str) -> list[di
     most = sum(test["max_score"] for test in data["tests"])
     assert math.isclose(data["score"], total), f"{label}: score {data['score']} is not the sum {total}"
     if verdict_pass:
-        assert math.isclose(data["score"], most), f"{label}: exit 0 but score {data['score']} of {most}"
+        assert all(t["status"] == "passed" for t in data["tests"]), f"{label}: exit 0 but a test failed"
     else:
         assert any(t["status"] == "failed" for t in data["tests"]), f"{label}: exit 1 but no test failed"
         if any(t["status"] == "failed" and t["max_score"] > 0 for t in data["tests"]):
@@ -276,6 +287,21 @@ def substituted(entry: dict, folder: Path) -> Path:
     copy = folder / source.name
     copy.write_bytes(data)
     return copy
+
+
+_SOLUTION_SPEED: dict[str, float] = {}
+
+
+def solution_speed(tmp_path: Path) -> dict[str, float]:
+    """Drill 05's solution's speed checks' points, graded once per session (what a timed cheat is held to)."""
+    if not _SOLUTION_SPEED:
+        results = tmp_path / "solution.json"
+        proc = run_grade("drill05", REPO / "solutions" / "05_lookback_scan.cu", DEFAULT_SEED, results, tmp_path,
+                         GRADE_TIMEOUT_S["drill05"])
+        assert proc.returncode == 0, f"the drill 05 solution did not pass:\n{proc.stdout[-3000:]}"
+        _SOLUTION_SPEED.update({t["name"]: t["score"] for t in json.loads(results.read_text())["tests"]
+                                if t["name"].startswith("speed at ")})
+    return _SOLUTION_SPEED
 
 
 # ---- every corpus entry ------------------------------------------------------------------
@@ -329,6 +355,13 @@ def test_corpus_entry(entry, tmp_path):
     assert not raw, f"{label}: the report prints the control character {raw.group(0)!r} raw{shown}"
     missing = [phrase for phrase in entry["mentions"] if phrase not in output]
     assert not missing, f"{label}: the report does not mention {missing}{shown}"
+    speeds = {t["name"]: t["score"] for t in tests if t["name"].startswith("speed at ")}
+    if entry["speed"] == "none":
+        assert speeds and not any(speeds.values()), f"{label}: speed points {speeds}, should be none{shown}"
+    elif entry["speed"] == "at_most_solution":
+        honest = solution_speed(tmp_path)
+        over = {name: score for name, score in speeds.items() if score > honest[name] + SPEED_NOISE}
+        assert speeds and not over, f"{label}: speed points {speeds}, the solution's {honest}{shown}"
 
     if entry["kind"] == "hostile":
         # The next student, in the same checkout: the untouched starter still fails.

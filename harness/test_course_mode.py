@@ -1,4 +1,4 @@
-"""Course mode, points from harness/points.toml, honest scores, drill 03 without solutions/.
+"""Course mode, points from harness/exercises.toml, honest scores, drill 03 without solutions/.
 
 Course mode (issue 10) never shows a student an expected value. Each test here
 grades a wrong submission in both modes and proves two things at once: the
@@ -22,20 +22,20 @@ from pathlib import Path
 
 import pytest
 
-from scanlab import EXIT_FAIL, EXIT_PASS
+from scanlab import EXIT_FAIL, EXIT_PASS, registry
 from scanlab import grade_day31 as d31
 from scanlab import grade_drills as gd
 from scanlab import scan_counts
 from scanlab.day31_fakes import CASE, SENTENCE, fake_run
-from scanlab.grading import (INSTRUCTOR_TEST, Check, PointsError, Report, load_points, max_score, points_table,
+from scanlab.grading import (INSTRUCTOR_TEST, Check, PointsError, Report, max_score, points_table,
                              require_points)
 from scanlab.paths import REPO
 
 EXERCISES = REPO / "exercises"
 SOLUTIONS = REPO / "solutions"
 GRADE = REPO / "harness" / "grade.py"
-FILES = {"day31": "day31_shift_then_scan.cu", "drill01": "01_exclusive_to_inclusive.cpp",
-         "drill02": "02_segmented_scan.cpp", "drill03": "03_scan_analysis.md"}
+FILES = {e.id: e.file for e in registry.EXERCISES.values()}  # harness/exercises.toml
+DRILLS = [e for e in registry.COURSE if e not in registry.NEEDS_GPU]  # the course's CPU exercises
 SEED = 5
 slow = pytest.mark.slow
 # Course mode hides the seed and the hidden sizes: drill 01's corpus entries with one mistake each (and
@@ -98,7 +98,7 @@ class Gradings:
         for key, (drill, path) in jobs.items():
             for mode in ("self-study", "course"):
                 self._submit(f"{key}-{mode}", drill, path, mode, root)
-        for drill in ("drill01", "drill02", "drill03"):
+        for drill in DRILLS:
             self._submit(f"{drill}-starter", drill, EXERCISES / FILES[drill], "course", root)
         self._submit("drill01-nocompile", "drill01", CORPUS01 / "w_missing_semicolon.cpp",
                      "course", root)
@@ -184,7 +184,7 @@ def same_checks_and_scores(self_study: Report, course: Report) -> None:
 
 
 @slow
-@pytest.mark.parametrize("drill", ["drill01", "drill02", "drill03"])
+@pytest.mark.parametrize("drill", DRILLS)
 def test_course_mode_shows_no_expected_value(graded, drill):
     # The search finds the expected values of the self-study text (at least one, or it fails) in
     # every student view of the course-mode report; none may be there.
@@ -410,7 +410,7 @@ def test_day31_a_compile_error_lists_every_check_and_scores_0(monkeypatch, tmp_p
 # ---- honest scores ---------------------------------------------------------------------
 
 @slow
-@pytest.mark.parametrize("drill", ["drill01", "drill02", "drill03"])
+@pytest.mark.parametrize("drill", DRILLS)
 def test_untouched_starters_score_0(graded, drill):
     report = graded[f"{drill}-starter"]
     assert report.score == 0 and report.max_score == max_score(drill) > 0, report.text()
@@ -433,47 +433,11 @@ def test_a_compile_error_scores_0_of_the_same_maximum(graded, drill):
     assert report.score == 0 and report.max_score == max_score(drill) == graded[f"{drill}-starter"].max_score
 
 
-# ---- points.toml -----------------------------------------------------------------------------
+# ---- points (harness/exercises.toml; the registry's own checks are test_registry.py's) -----------
 
-def test_points_cover_every_check_of_every_grader():
-    sys.path.insert(0, str(REPO / "harness"))
-    import grade
-
-    assert set(points_table()) == set(grade.GRADERS)
-    from scanlab import grade_stretch
-
-    every = {"day31": d31.CHECKS, "drill01": ["builds", *gd.DRILL01_CHECKS],
-             "drill02": ["builds", *gd.DRILL02_CHECKS], "drill03": list(gd.SLOTS03),
-             "drill04": grade_stretch.CHECKS04, "drill05": grade_stretch.CHECKS05, "drill06": grade_stretch.CHECKS06}
-    for exercise, names in every.items():
-        assert list(points_table()[exercise]) == names, exercise  # the report's order, too
-        require_points(exercise, names)
-        if "builds" in names:
-            assert points_table()[exercise]["builds"].points == 0  # shown, not scored
-    assert {e: max_score(e) for e in every} == {"day31": 7, "drill01": 3, "drill02": 11, "drill03": 25,
-                                                "drill04": 5, "drill05": 5, "drill06": 5}
-
-
-def write_points(tmp_path: Path, body: str) -> Path:
-    path = tmp_path / "points.toml"
-    path.write_text(body)
-    return path
-
-
-@pytest.mark.parametrize("body, phrase", [
-    ('[drill01]\n"builds" = { points = 0 }\n', "must be { points = P"),
-    ('[drill01]\n"builds" = { points = -1, visibility = "visible" }\n', "points must be a number >= 0"),
-    ('[drill01]\n"builds" = { points = 1, visibility = "secret" }\n', "visibility must be one of"),
-    ('[drill01\n', "cannot be read"),
-])
-def test_a_malformed_points_file_is_refused(tmp_path, body, phrase):
-    with pytest.raises(PointsError, match=re.escape(phrase)):
-        load_points(write_points(tmp_path, body))
-
-
-def test_a_points_file_that_drifted_from_its_grader_is_refused(tmp_path):
-    table = load_points(write_points(tmp_path, '[drill01]\n"builds" = { points = 0, visibility = "visible" }\n'
-                                                '"renamed" = { points = 1, visibility = "visible" }\n'))
+def test_points_that_drifted_from_their_grader_are_refused():
+    table = {"drill01": registry.parse_checks("[drill01.checks]", {
+        "builds": {"points": 0, "visibility": "visible"}, "renamed": {"points": 1, "visibility": "visible"}})}
     with pytest.raises(PointsError, match=r"no entry for \['exclusive_to_inclusive'.*checks it does not have: "
                                           r"\['renamed'\]"):
         require_points("drill01", ["builds", *gd.DRILL01_CHECKS], table)
@@ -534,7 +498,7 @@ def test_drill03_grades_without_solutions(tmp_path):
     (copy / "harness").mkdir(parents=True)
     shutil.copytree(REPO / "harness" / "scanlab", copy / "harness" / "scanlab",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("grade.py", "points.toml"):
+    for name in ("grade.py", "exercises.toml"):
         shutil.copyfile(REPO / "harness" / name, copy / "harness" / name)
     shutil.copytree(EXERCISES, copy / "exercises")
     assert not (copy / "solutions").exists()

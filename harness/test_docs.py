@@ -299,7 +299,6 @@ def test_the_no_gpu_commands_run_as_shown_with_their_documented_status(tmp_path)
     assert not outside, f"the documented commands left files outside build/: {outside}"
 
 
-<<<<<<< HEAD
 # ---- reading budgets of the lesson files (issue 22) ---------------------------------------
 #
 # What a student opens first: the header is the map (30 comment lines at most), and the part of
@@ -314,8 +313,6 @@ FENCE = "// ==== plumbing, identical in every"
 ABOVE_FENCE = {"day31-scan/scan.cu": (968, 645), "a05-scan/cuda/scan.cu": (1612, 1075),
                "a05-scan/cuda/compaction.cu": (898, 598), "a05-scan/hip/scan.cpp": (1652, 1101),
                "a05-scan/hip/compaction.cpp": (919, 612)}
-NOT_YET = {"a05-scan/cuda/scan.cu", "a05-scan/cuda/compaction.cu", "a05-scan/hip/scan.cpp",
-           "a05-scan/hip/compaction.cpp"}
 
 
 def header_lines(text: str) -> int:
@@ -339,14 +336,13 @@ def test_the_header_counter_counts_what_it_should():
     assert header_lines('"""\nTitle\n\ntext\n"""\n\nimport os\n') == 5
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(
-    strict=True, reason="issue 22: trimmed, but still over two thirds; a strict xfail, so meeting the "
-    "budget turns this red until NOT_YET drops the file")) if p in NOT_YET else p for p in ABOVE_FENCE])
+@pytest.mark.parametrize("path", list(ABOVE_FENCE))
 def test_each_lesson_files_part_above_the_fence_keeps_its_budget(path):
     filed, budget = ABOVE_FENCE[path]
     lines = (REPO / path).read_text().split(FENCE)[0].count("\n")
     assert lines <= budget, f"{path}: {lines} lines above the plumbing block, over {budget} (2/3 of {filed})"
-=======
+
+
 # ---- what the prose must say (issues 22 and 23) -------------------------------------------------
 
 def markdown_links(doc: str) -> list[str]:
@@ -474,4 +470,3 @@ def test_the_glossary_defines(term):
 def test_the_day31_solution_ends_on_the_pages_closing_point():
     header = (REPO / "solutions" / "day31_shift_then_scan.cu").read_text().split("\n\n")[0]
     assert "pick the order whose by-product is what you need next" in " ".join(header.replace("//", "").split())
->>>>>>> docs

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -103,6 +104,8 @@ def test_an_internal_error_exits_4_with_results_and_no_blame(tmp_path):
     (shadow / "grade_drills.py").write_text("raise RuntimeError('simulated grader bug')\n")
     harness = tmp_path / "shadow"
     (harness / "grade.py").write_text(GRADE.read_text())
+    (harness / "exercises.toml").write_text((REPO / "harness" / "exercises.toml").read_text())
+    shutil.copytree(REPO / "exercises", tmp_path / "exercises")  # the registry's starters, beside the shadow
     results = tmp_path / "results.json"
     result = subprocess.run([sys.executable, str(harness / "grade.py"), "drill01", str(SOLUTION), "--json",
                              str(results)], capture_output=True, text=True, timeout=120)
@@ -110,6 +113,20 @@ def test_an_internal_error_exits_4_with_results_and_no_blame(tmp_path):
     assert "internal error" in result.stderr and "simulated grader bug" in result.stderr
     data = json.loads(results.read_text())
     assert data["score"] == 0 and "not your code's fault" in data["tests"][0]["output"]
+
+
+def test_a_broken_registry_stops_grade_py_with_one_line_and_status_4(tmp_path):
+    harness = tmp_path / "harness"
+    shutil.copytree(REPO / "harness" / "scanlab", harness / "scanlab", ignore=shutil.ignore_patterns("__pycache__"))
+    (harness / "grade.py").write_text(GRADE.read_text())
+    (harness / "exercises.toml").write_text((REPO / "harness" / "exercises.toml").read_text()
+                                            .replace("total = 3\n", "total = 4\n", 1))
+    shutil.copytree(REPO / "exercises", tmp_path / "exercises")
+    result = subprocess.run([sys.executable, str(harness / "grade.py"), "--list"], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == EXIT_CANNOT_GRADE and result.stdout == "", result
+    assert result.stderr.splitlines() == [f"grade: cannot grade anything: {harness / 'exercises.toml'}: [drill01] "
+                                          "total = 4, but its checks add up to 3"], result.stderr
 
 
 # ---- a submission far larger than any answer ------------------------------------------------

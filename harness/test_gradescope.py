@@ -2,7 +2,7 @@
 /autograder, run on a complete, a partial and a hostile submission (harness/gradescope/).
 
 Every results.json is checked against results.schema.json (written from Gradescope's
-documented format) and for scores that add up, with every exercise at its points.toml
+documented format) and for scores that add up, with every exercise at its exercises.toml
 maximum whatever happened to it. CPU only: on a machine without a GPU, Day 31 must be the
 one "graded on a GPU machine" test; on a GPU machine it is graded like the others.
 
@@ -33,6 +33,7 @@ from pathlib import Path
 import pytest
 
 from scanlab import env, sandbox
+from scanlab import registry
 from scanlab.grading import max_score
 from scanlab.paths import REPO
 
@@ -46,9 +47,9 @@ pytestmark = pytest.mark.slow
 
 SOLUTIONS = REPO / "solutions"
 CORPUS = REPO / "harness" / "corpus"
-EXERCISES = ("day31", "drill01", "drill02", "drill03")
-FILES = {"day31": "day31_shift_then_scan.cu", "drill01": "01_exclusive_to_inclusive.cpp",
-         "drill02": "02_segmented_scan.cpp", "drill03": "03_scan_analysis.md"}
+EXERCISES = tuple(registry.COURSE)  # what the autograder grades: harness/exercises.toml, no stretch drill
+FILES = registry.COURSE
+CPU = [e for e in EXERCISES if e not in registry.NEEDS_GPU]  # graded on Gradescope's GPU-less machines
 # The runs of this module draw their sandbox uids from a range of their own (outside the default
 # 200000-299999 and test_corpus.py's 400000-899999), so "no process left" looks at exactly theirs.
 SANDBOX_UIDS = range(900_000 + (os.getpid() % 99) * 1000, 900_000 + (os.getpid() % 99) * 1000 + 1000)
@@ -159,7 +160,7 @@ def test_zip_has_gradescopes_layout_and_no_solution(autograder_zip):
     for top in ("setup.sh", "run_autograder"):
         assert top in infos, f"{top} must be at the root of the zip"
         assert (infos[top].external_attr >> 16) & 0o111, f"{top} must be executable"
-    for needed in ("harness/grade.py", "harness/points.toml", "harness/gradescope/run_autograder.py",
+    for needed in ("harness/grade.py", "harness/exercises.toml", "harness/gradescope/run_autograder.py",
                    *(f"exercises/{name}" for name in FILES.values())):
         assert needed in infos, f"{needed} is missing from the zip"
     solutions = {p.read_bytes(): p.name for p in SOLUTIONS.rglob("*") if p.is_file()}
@@ -184,9 +185,7 @@ def test_builder_refuses_a_solution_inside(tmp_path):
 
 
 def test_every_grader_has_an_exercise_file():
-    import grade
-
-    assert set(autograder.EXERCISE_FILES) == set(grade.GRADERS) - grade.STRETCH == set(EXERCISES)
+    assert set(autograder.EXERCISE_FILES) == set(registry.EXERCISES) - registry.STRETCH == set(EXERCISES)
     for exercise, name in autograder.EXERCISE_FILES.items():
         assert (REPO / "exercises" / name).is_file(), f"{exercise}: no starter exercises/{name}"
 
@@ -224,7 +223,7 @@ def test_complete_submission_at_the_top(root):
         shutil.copy(SOLUTIONS / name, root / "submission" / name)
     (root / "submission" / "notes.txt").write_text("not an exercise\n")
     done, results = run(root)
-    for exercise in ("drill01", "drill02", "drill03"):
+    for exercise in CPU:
         mine = by_exercise(results, exercise)
         assert sum(t["score"] for t in mine) == max_score(exercise), (exercise, mine, done.stdout[-4000:])
     day31 = by_exercise(results, "day31")
@@ -261,7 +260,7 @@ def test_partial_submission_one_folder_down(root):
     _, results = run(root)
     drill01 = by_exercise(results, "drill01")
     assert sum(t["score"] for t in drill01) == max_score("drill01"), drill01
-    for exercise in ("day31", "drill02", "drill03"):
+    for exercise in [e for e in EXERCISES if e != "drill01"]:
         (only,) = by_exercise(results, exercise)
         if exercise == "day31" and not gpu_here():
             assert only["max_score"] == 0 and "no file named " + FILES[exercise] in only["output"], only
@@ -376,14 +375,14 @@ def test_finding_files_prefers_the_top_and_follows_no_link(tmp_path):
 def test_a_grader_crash_costs_only_its_exercise(root, monkeypatch, capsys):
     for exercise in ("drill01", "drill02"):
         shutil.copy(SOLUTIONS / FILES[exercise], root / "submission" / FILES[exercise])
-    real = autograder.grade_cli.grade
+    real = autograder.dispatch.grade
 
     def crashing(exercise, *args, **kwargs):
         if exercise == "drill02":
             raise RuntimeError("planted grader bug")
         return real(exercise, *args, **kwargs)
 
-    monkeypatch.setattr(autograder.grade_cli, "grade", crashing)
+    monkeypatch.setattr(autograder.dispatch, "grade", crashing)
     assert autograder.main(["--root", str(root)]) == autograder.EXIT_NOT_ALL_GRADED
     results = json.loads((root / "results" / "results.json").read_text())
     check_results(results)
@@ -426,7 +425,7 @@ def test_a_grader_that_hangs_or_crashes_costs_only_its_exercise(root, tmp_path):
     budget with every process it started, and a grader whose Python dies (abort) costs only its
     exercise; the others are graded and results.json is written in time. The stand-in graders are
     monkeypatched into a process of the test's own, never into the autograder."""
-    for exercise in ("drill01", "drill02", "drill03"):
+    for exercise in CPU:
         shutil.copy(SOLUTIONS / FILES[exercise], root / "submission" / FILES[exercise])
     pids = tmp_path / "pids"
     script = tmp_path / "stand_in.py"
@@ -436,7 +435,7 @@ sys.path.insert(0, {str(root / "source" / "harness" / "gradescope")!r})
 import run_autograder as autograder
 from scanlab import sandbox
 
-real = autograder.grade_cli.grade
+real = autograder.dispatch.grade
 
 
 def stand_in(exercise, *args, **kwargs):
@@ -453,7 +452,7 @@ def stand_in(exercise, *args, **kwargs):
     return real(exercise, *args, **kwargs)
 
 
-autograder.grade_cli.grade = stand_in
+autograder.dispatch.grade = stand_in
 sys.exit(autograder.main(["--root", {str(root)!r}]))
 """)
     budget = 30  # drill01, graded for real, needs a few seconds of it
@@ -546,7 +545,7 @@ def test_each_grader_gets_private_folders_its_runs_can_reach(root, monkeypatch, 
     """The grader's scratch: its copy of the file and its work in 0700 folders; the sandboxes' folders
     under 0711 ones (a run's uid passes through to its own scratch, lists nothing); all removed after."""
     shutil.copy(SOLUTIONS / FILES["drill01"], root / "submission" / FILES["drill01"])
-    real = autograder.grade_cli.grade
+    real = autograder.dispatch.grade
     record = tmp_path / "seen.json"
 
     def recording(exercise, submission, workdir, *args, **kwargs):
@@ -558,7 +557,7 @@ def test_each_grader_gets_private_folders_its_runs_can_reach(root, monkeypatch, 
         record.write_text(json.dumps({"boxes": str(boxes), "seen": seen}))
         return real(exercise, submission, workdir, *args, **kwargs)
 
-    monkeypatch.setattr(autograder.grade_cli, "grade", recording)
+    monkeypatch.setattr(autograder.dispatch, "grade", recording)
     assert autograder.main(["--root", str(root)]) == autograder.EXIT_WRITTEN
     results = json.loads((root / "results" / "results.json").read_text())
     assert sum(t["score"] for t in by_exercise(results, "drill01")) == max_score("drill01"), results["output"]

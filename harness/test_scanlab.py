@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from scanlab import env
+from scanlab import env, registry
 from scanlab.run import parse_table, run_process
 
 
@@ -125,7 +125,7 @@ def test_one_warning_finder_reads_gcc_nvcc_and_the_nvcc_driver():
 
 # The host plumbing block at the end of every lesson file, of every traced twin, and of every
 # stretch drill's bench program (exercises/bench/): one text per language.
-STRETCH_BENCHES = ["04_warp_scan", "05_lookback_scan", "06_copy_if_partition"]
+STRETCH_BENCHES = [Path(e.file).stem for e in registry.EXERCISES.values() if e.stretch]  # exercises.toml
 FENCED = {"CUDA": ["day31-scan/scan.cu", "a05-scan/cuda/scan.cu", "a05-scan/cuda/compaction.cu",
                    "day31-scan/trace.cu", "a05-scan/cuda/trace.cu",
                    *(f"exercises/bench/{name}_bench.cu" for name in STRETCH_BENCHES)],

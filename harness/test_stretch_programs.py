@@ -27,17 +27,24 @@ from pathlib import Path
 
 import pytest
 
-from scanlab import env
+from scanlab import env, registry
 from scanlab.sanitizer import sanitize
 
 REPO = Path(__file__).resolve().parent.parent
 
-STRETCH = ["04_warp_scan", "05_lookback_scan", "06_copy_if_partition"]
+# The stretch drills' programs, by the stem of their kernel file (harness/exercises.toml).
+STRETCH = [Path(e.file).stem for e in registry.EXERCISES.values() if e.stretch]
 # A quick run of each: every check, small sizes (the sanitizers run these too).
-QUICK = {"04_warp_scan": ["--n", "5000"], "05_lookback_scan": ["--quick"], "06_copy_if_partition": ["--n", "5000"]}
+QUICK = {  # per exercise (test_every_stretch_drill_has_its_rows checks the keys)
+    "04_warp_scan": ["--n", "5000"], "05_lookback_scan": ["--quick"], "06_copy_if_partition": ["--n", "5000"]}
 # The function each starter's last line sends the student to.
-TODO = {"04_warp_scan": "warp_inclusive_scan", "05_lookback_scan": "lookback_exclusive_prefix",
-        "06_copy_if_partition": "partition_scatter"}
+TODO = {  # per exercise
+    "04_warp_scan": "warp_inclusive_scan", "05_lookback_scan": "lookback_exclusive_prefix",
+    "06_copy_if_partition": "partition_scatter"}
+
+
+def test_every_stretch_drill_has_its_rows():
+    assert sorted(QUICK) == sorted(TODO) == sorted(STRETCH)
 
 
 def make(folder: str, target: str, build: Path, *flags: str, **extra) -> subprocess.CompletedProcess:

@@ -36,8 +36,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <ctime>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -59,9 +59,8 @@ constexpr const char* kProgram = "scan";  // error lines start with it
         }                                                                         \
     } while (0)
 
-// A launch reports a bad configuration at once (cudaGetLastError) and a fault in
-// the kernel at the next synchronisation. Timed loops check the first after every
-// launch and the second once the timing is over.
+// A launch reports a bad configuration at once (cudaGetLastError), a fault in the kernel at
+// the next synchronisation: checked after every launch, and again once a timed loop is over.
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
 // ---- CPU reference -----------------------------------------------------------
@@ -493,8 +492,7 @@ constexpr int kMaxReps = 1000;
 constexpr int kWarmups = 2;
 constexpr uint64_t kExactLimit = uint64_t(1) << 24;  // floats hold every integer up to here
 
-// What compareExact (in the plumbing block) reports: how many elements differ, and
-// the first of them.
+// What compareExact (in the plumbing block) reports: how many elements differ, and the first.
 struct Mismatch {
     size_t count = 0;
     size_t first = 0;
@@ -502,28 +500,30 @@ struct Mismatch {
     float actual = 0.0f;
 };
 
+// A row of the flag table parseFlags (in the plumbing block) reads: --name, a value or not, what it sets.
+struct Flag { const char* name; bool takes_value; std::function<void(const std::string&)> set; };
+
 // The plumbing this file uses from the block after main (identical in every CUDA lesson file).
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
-[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
-[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[maybe_unused]] static uint64_t clockSeed();
 [[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
+[[maybe_unused]] static unsigned long long numberFlag(const std::string&, unsigned long long, unsigned long long, bool, const char*);
+[[maybe_unused]] static int choiceFlag(const std::string& v, const std::vector<std::string>& names, const char* complaint);
+template <typename Table> static void parseFlags(int argc, char** argv, const Table& flags);
 [[maybe_unused]] static std::string fmt(const char* format, double value);
 [[maybe_unused]] static std::string num(unsigned long long value);
-[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
-                                        const std::vector<std::vector<std::string>>& rows);
+[[maybe_unused]] static std::string showValue(float v);
+[[maybe_unused]] static void printTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 [[maybe_unused]] static float median(std::vector<float> values);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
 [[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
 [[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
-template <typename Enqueue>
-static float medianMs(int warmups, int reps, Enqueue&& enqueue);
+template <typename Enqueue> static float medianMs(int warmups, int reps, Enqueue&& enqueue);
+template <typename T> static T* deviceArray(size_t count);
 
 // ---- host side: input ---------------------------------------------------------
-//
-// The generator is splitmix64, in the plumbing block at the end of the file: the same
-// seed gives the same data with every compiler, so a failing seed reproduces anywhere.
 
-enum class Pattern { Cycle, Random };
+enum class Pattern { Cycle, Random };  // the order of --pattern's names
 
 struct Input {
     std::vector<float> values;
@@ -531,16 +531,12 @@ struct Input {
     uint64_t largest_prefix = 0;  // every value is >= 0, so this is the sum of the whole array
 };
 
-// A per-tile scan only ever adds up one tile, but the 3-phase scan's prefixes grow
-// with n, and float addition is exact in every order only while every partial sum
-// is an integer <= 2^24. So the largest value shrinks as n grows, to keep
-// n * (largest value) <= 2^24; past 2^24 elements even all-ones is too much, and the
-// array holds exactly one 1 in every run of k = ceil(n / 2^24) elements. That is a
-// guarantee, not an expectation: the largest prefix can never pass 2^24.
-//
-// cycle: in[i] = 1 + (i % 13) % top. The period 13 is odd, so no power-of-two tile
-// lines up with it and neighbouring tiles hold different data: a block that scans
-// the wrong tile, or a tile offset added to the wrong tile, shows up.
+// Float addition is exact in every order only while every partial sum is an integer
+// <= 2^24, and the 3-phase scan's prefixes grow with n. So the largest value shrinks as n
+// grows, keeping n * (largest value) <= 2^24; past 2^24 elements the array holds one 1 in
+// every run of k = ceil(n / 2^24): the largest prefix can never pass 2^24. cycle's period,
+// 13, is odd, so neighbouring power-of-two tiles hold different data: a block that scans
+// the wrong tile, or an offset added to the wrong tile, shows up.
 static Input makeInput(size_t n, Pattern pattern, uint64_t seed) {
     Input input;
     input.values.assign(n, 0.0f);
@@ -551,11 +547,8 @@ static Input makeInput(size_t n, Pattern pattern, uint64_t seed) {
         if (pattern == Pattern::Cycle) {
             const unsigned int top = unsigned(std::min<uint64_t>(13, cap));
             for (size_t i = 0; i < n; ++i) input.values[i] = float(1 + (i % 13) % top);
-            if (top == 13) {
-                std::snprintf(text, sizeof text, "cycle: in[i] = 1 + i %% 13, values 1..13");
-            } else {
-                std::snprintf(text, sizeof text, "cycle: in[i] = 1 + (i %% 13) %% %u, values 1..%u", top, top);
-            }
+            if (top == 13) std::snprintf(text, sizeof text, "cycle: in[i] = 1 + i %% 13, values 1..13");
+            else std::snprintf(text, sizeof text, "cycle: in[i] = 1 + (i %% 13) %% %u, values 1..%u", top, top);
         } else {
             const unsigned int top = unsigned(std::min<uint64_t>(15, cap));
             for (size_t i = 0; i < n; ++i) input.values[i] = float(splitmix64(state) % (top + 1));
@@ -580,28 +573,18 @@ static Input makeInput(size_t n, Pattern pattern, uint64_t seed) {
 
 // ---- host side: work per tile ------------------------------------------------
 
-constexpr unsigned int log2u(unsigned int x) {
-    unsigned int steps = 0;
-    while ((1u << steps) < x) ++steps;
-    return steps;
-}
-
-constexpr unsigned long long hillisSteeleAdds(unsigned int t) {
-    return (unsigned long long)t * log2u(t) - (t - 1);
-}
+constexpr unsigned int log2u(unsigned int x) { return x <= 1 ? 0 : 1 + log2u((x + 1) / 2); }  // rounded up
+constexpr unsigned long long hillisSteeleAdds(unsigned int t) { return (unsigned long long)t * log2u(t) - (t - 1); }
 constexpr unsigned long long blellochAdds(unsigned int t) { return 2ull * (t - 1); }
 constexpr unsigned int pingpongBarriers(unsigned int t) { return log2u(t) + 1; }
 constexpr unsigned int stagedBarriers(unsigned int t) { return 2 * log2u(t) + 1; }
 constexpr unsigned int blellochBarriers(unsigned int t) { return 2 * log2u(t) + 2; }
 
-// The page's figures: 1793 adds at 256 and 9217 at 1024 for Hillis-Steele, 2046 for
-// Blelloch at 1024, a ratio of 4.5.
+// The page's figures: Hillis-Steele 1793 adds at 256 and 9217 at 1024, Blelloch 2046 at 1024 (4.5x).
 static_assert(hillisSteeleAdds(256) == 1793 && hillisSteeleAdds(1024) == 9217, "Hillis-Steele adds");
 static_assert(blellochAdds(256) == 510 && blellochAdds(1024) == 2046, "Blelloch adds");
 
-static size_t blellochSmemBytes(unsigned int threads, bool padded) {
-    return (threads + (padded ? CONFLICT_FREE_OFFSET(threads) : 0)) * sizeof(float);
-}
+static size_t blellochSmemBytes(unsigned int t, bool padded) { return (t + (padded ? CONFLICT_FREE_OFFSET(t) : 0)) * sizeof(float); }
 
 // ---- host side: options ------------------------------------------------------
 
@@ -651,120 +634,51 @@ static void printUsage(FILE* to) {
 
 static Options parseOptions(int argc, char** argv) {
     Options opt;
-    for (int a = 1; a < argc; ++a) {
-        std::string flag = argv[a];
-        std::string value;
-        bool has_value = false;
-        const size_t eq = flag.find('=');
-        if (flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = flag.substr(eq + 1);
-            flag = flag.substr(0, eq);
-            has_value = true;
-        }
-        auto needValue = [&]() -> std::string {
-            if (has_value) return value;
-            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
-            return argv[++a];
-        };
-        auto noValue = [&]() {
-            if (has_value) usageError("%s takes no value", flag.c_str());
-        };
-
-        if (flag == "--help" || flag == "-h") {
-            printUsage(stdout);
-            std::exit(kExitPass);
-        } else if (flag == "--n") {
-            const std::string v = needValue();
-            unsigned long long n = 0;
-            if (!parseUnsigned(v.c_str(), kMaxN, n)) usageError("--n wants a whole number from 0 to 2^30, not '%s'", v.c_str());
-            opt.n = size_t(n);
-        } else if (flag == "--tile" || flag == "--threads") {
-            const std::string v = needValue();
-            unsigned long long t = 0;
-            if (!parseUnsigned(v.c_str(), kMaxTile, t) || t < kMinTile || !isPowerOfTwo(t)) {
-                usageError(flag == "--tile" ? "--tile wants a power of two from 32 to 1024, not '%s'"
-                                            : "--threads wants a power of two from 32 to 1024, not '%s'",
-                           v.c_str());
-            }
-            (flag == "--tile" ? opt.tile : opt.threads) = unsigned(t);
-        } else if (flag == "--items") {
-            const std::string v = needValue();
-            unsigned long long k = 0;
-            if (!parseUnsigned(v.c_str(), 16, k) || !isPowerOfTwo(k)) usageError("--items wants 1, 2, 4, 8 or 16, not '%s'", v.c_str());
-            opt.items = int(k);
-        } else if (flag == "--pattern") {
-            const std::string v = needValue();
-            if (v == "cycle") {
-                opt.pattern = Pattern::Cycle;
-            } else if (v == "random") {
-                opt.pattern = Pattern::Random;
-            } else {
-                usageError("--pattern wants cycle or random, not '%s'", v.c_str());
-            }
-        } else if (flag == "--seed") {
-            const std::string v = needValue();
-            unsigned long long s = 0;
-            if (!parseUnsigned(v.c_str(), UINT64_MAX, s)) usageError("--seed wants a whole number, not '%s'", v.c_str());
-            opt.seed = s;
-            opt.seed_given = true;
-        } else if (flag == "--reps") {
-            const std::string v = needValue();
-            unsigned long long r = 0;
-            if (!parseUnsigned(v.c_str(), kMaxReps, r)) usageError("--reps wants a whole number from 0 to 1000, not '%s'", v.c_str());
-            opt.reps = int(r);
-        } else if (flag == "--check-only") {
-            noValue();
-            opt.reps = 0;
-        } else if (flag == "--part") {
-            const std::string v = needValue();
-            bool chosen[4] = {false, false, false, false};
-            if (v == "all") {
-                chosen[1] = chosen[2] = chosen[3] = true;
-            } else {
-                size_t start = 0;
-                while (true) {
-                    const size_t comma = v.find(',', start);
-                    const std::string p = v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-                    if (p != "1" && p != "2" && p != "3") usageError("--part wants 1, 2, 3, a comma list of them, or all, not '%s'", v.c_str());
-                    chosen[p[0] - '0'] = true;
-                    if (comma == std::string::npos) break;
-                    start = comma + 1;
-                }
-            }
-            std::copy(chosen, chosen + 4, opt.part);
-        } else if (flag == "--no-padding") {
-            noValue();
-            opt.padded = false;
-        } else if (flag == "--block-scan") {
-            const std::string v = needValue();
-            if (v == "blelloch") {
-                opt.warp_scan = false;
-            } else if (v == "warp") {
-                opt.warp_scan = true;
-            } else {
-                usageError("--block-scan wants blelloch or warp, not '%s'", v.c_str());
-            }
-        } else {
-            usageError("unknown argument '%s'", argv[a]);
-        }
-    }
+    const Flag flags[] = {
+        {"--n", true, [&](const std::string& v) {
+             opt.n = size_t(numberFlag(v, 0, kMaxN, false, "--n wants a whole number from 0 to 2^30, not '%s'"));
+         }},
+        {"--tile", true, [&](const std::string& v) {
+             opt.tile = unsigned(numberFlag(v, kMinTile, kMaxTile, true, "--tile wants a power of two from 32 to 1024, not '%s'"));
+         }},
+        {"--threads", true, [&](const std::string& v) {
+             opt.threads = unsigned(numberFlag(v, kMinTile, kMaxTile, true, "--threads wants a power of two from 32 to 1024, not '%s'"));
+         }},
+        {"--items", true, [&](const std::string& v) {
+             opt.items = int(numberFlag(v, 1, 16, true, "--items wants 1, 2, 4, 8 or 16, not '%s'"));
+         }},
+        {"--pattern", true, [&](const std::string& v) {
+             opt.pattern = Pattern(choiceFlag(v, {"cycle", "random"}, "--pattern wants cycle or random, not '%s'"));
+         }},
+        {"--seed", true, [&](const std::string& v) {
+             opt.seed = numberFlag(v, 0, UINT64_MAX, false, "--seed wants a whole number, not '%s'");
+             opt.seed_given = true;
+         }},
+        {"--reps", true, [&](const std::string& v) {
+             opt.reps = int(numberFlag(v, 0, kMaxReps, false, "--reps wants a whole number from 0 to 1000, not '%s'"));
+         }},
+        {"--check-only", false, [&](const std::string&) { opt.reps = 0; }},
+        {"--part", true, [&](const std::string& v) {
+             std::fill(opt.part, opt.part + 4, v == "all");  // part[0] is never read
+             for (size_t start = 0, comma = 0; v != "all" && comma != std::string::npos; start = comma + 1) {
+                 comma = v.find(',', start);
+                 const std::string p = v.substr(start, comma - start);  // to the end after the last comma
+                 if (p != "1" && p != "2" && p != "3") usageError("--part wants 1, 2, 3, a comma list of them, or all, not '%s'", v.c_str());
+                 opt.part[p[0] - '0'] = true;
+             }
+         }},
+        {"--no-padding", false, [&](const std::string&) { opt.padded = false; }},
+        {"--block-scan", true, [&](const std::string& v) {
+             opt.warp_scan = choiceFlag(v, {"blelloch", "warp"}, "--block-scan wants blelloch or warp, not '%s'") == 1;
+         }},
+    };
+    parseFlags(argc, argv, flags);
     if (opt.seed_given && opt.pattern != Pattern::Random) usageError("%s only applies to --pattern random", "--seed");
     if (opt.threads == 0) opt.threads = opt.tile;
     return opt;
 }
 
 // ---- host side: checking and printing ----------------------------------------
-
-static std::string showValue(float v) {
-    char text[48];
-    if (v != v) return "nan";
-    if (v > -1e15f && v < 1e15f && v == float(int64_t(v))) {
-        std::snprintf(text, sizeof text, "%" PRId64, int64_t(v));
-    } else {
-        std::snprintf(text, sizeof text, "%g", double(v));
-    }
-    return text;
-}
 
 static std::string showFirst(const std::vector<float>& values, size_t count) {
     std::string text;
@@ -779,9 +693,8 @@ struct Gate {
 
     void record(const std::string& what, const Mismatch& m) {
         ++checks;
-        if (m.count == 0) return;
-        failures.push_back(what + ": out[" + num(m.first) + "] is " + showValue(m.actual) + ", should be " +
-                           showValue(m.expected) + " (" + num(m.count) + " wrong)");
+        if (m.count > 0) failures.push_back(what + ": out[" + num(m.first) + "] is " + showValue(m.actual) + ", should be " +
+                                            showValue(m.expected) + " (" + num(m.count) + " wrong)");
     }
 };
 
@@ -792,43 +705,55 @@ static void copyBack(std::vector<float>& host, const float* device, size_t n) {
     if (n > 0) CUDA_CHECK(cudaMemcpy(host.data(), device, n * sizeof(float), cudaMemcpyDeviceToHost));
 }
 
-// 0xFF bytes are a NaN: an element a kernel never writes can not pass for a right
-// answer left over from an earlier kernel.
-static void poison(float* device, size_t n) {
-    if (n > 0) CUDA_CHECK(cudaMemset(device, 0xFF, n * sizeof(float)));
+// Every check: poison the output, run `launch`, read the n outputs into `out`, compare. 0xFF
+// bytes are a NaN: an element never written can not pass for an earlier kernel's answer.
+template <typename Launch>
+static Mismatch runChecked(const std::vector<float>& reference, float* d_out, size_t n, std::vector<float>& out,
+                           Launch&& launch) {
+    if (n > 0) CUDA_CHECK(cudaMemset(d_out, 0xFF, n * sizeof(float)));
+    launch();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    copyBack(out, d_out, n);
+    return compareExact(reference, out);
 }
 
 // ---- host side: launches -----------------------------------------------------
 
 static unsigned int tilesOf(size_t n, size_t tile) { return unsigned((n + tile - 1) / tile); }
 
+static const char* blellochLabel(bool padded) { return padded ? "Blelloch (padded)" : "Blelloch (no padding)"; }
+
+// The tile kernels of Parts 1 and 2, with what Part 2's table says of each at a tile of T.
 enum class TileKernel { PingPong, Staged, Blelloch };
 
+struct TileKernelInfo {
+    TileKernel kernel;
+    const char* label;
+    bool inclusive;
+    unsigned long long adds;  // per tile
+    unsigned int barriers;    // per tile
+    size_t smem;              // bytes per tile
+};
+
+static std::vector<TileKernelInfo> tileKernels(unsigned int t, bool padded) {
+    return {{TileKernel::PingPong, "Hillis-Steele ping-pong", true, hillisSteeleAdds(t), pingpongBarriers(t), 2 * t * sizeof(float)},
+            {TileKernel::Staged, "Hillis-Steele register-staged", true, hillisSteeleAdds(t), stagedBarriers(t), t * sizeof(float)},
+            {TileKernel::Blelloch, blellochLabel(padded), false, blellochAdds(t), blellochBarriers(t), blellochSmemBytes(t, padded)}};
+}
+
 // One tile per block of `tile` threads, one element per thread (Parts 1 and 2).
-static void launchTileScan(TileKernel kernel, bool padded, unsigned int tile, const float* in, float* out, size_t n) {
+static void launchTileScan(const TileKernelInfo& k, bool padded, unsigned int tile, const float* in, float* out, size_t n) {
     if (n == 0) return;  // no zero-size launches
     const unsigned int grid = tilesOf(n, tile);
-    switch (kernel) {
-        case TileKernel::PingPong:
-            hillis_steele_scan_tile_pingpong<<<grid, tile, 2 * tile * sizeof(float)>>>(in, out, n);
-            break;
-        case TileKernel::Staged:
-            hillis_steele_scan_tile_staged<<<grid, tile, tile * sizeof(float)>>>(in, out, n);
-            break;
-        case TileKernel::Blelloch:
-            if (padded) {
-                blelloch_scan_tile<true><<<grid, tile, blellochSmemBytes(tile, true)>>>(in, out, nullptr, n);
-            } else {
-                blelloch_scan_tile<false><<<grid, tile, blellochSmemBytes(tile, false)>>>(in, out, nullptr, n);
-            }
-            break;
-    }
+    if (k.kernel == TileKernel::PingPong) hillis_steele_scan_tile_pingpong<<<grid, tile, k.smem>>>(in, out, n);
+    if (k.kernel == TileKernel::Staged) hillis_steele_scan_tile_staged<<<grid, tile, k.smem>>>(in, out, n);
+    if (k.kernel == TileKernel::Blelloch && padded) blelloch_scan_tile<true><<<grid, tile, k.smem>>>(in, out, nullptr, n);
+    if (k.kernel == TileKernel::Blelloch && !padded) blelloch_scan_tile<false><<<grid, tile, k.smem>>>(in, out, nullptr, n);
     CUDA_CHECK_LAUNCH();
 }
 
-// The 3-phase scan's workspace, one level per recursion step, allocated before
-// anything is timed. Level 0 scans the input into the output; level l > 0 scans
-// the tile totals of level l - 1 (sums[l - 1]) into scanned[l - 1], which are then
+// The 3-phase scan's workspace, allocated before anything is timed. Level 0 scans the input
+// into the output; level l > 0 scans level l - 1's tile totals (sums[l - 1]) into scanned[l - 1],
 // exactly the offsets level l - 1's tiles need. The last level fits in one tile.
 struct ScanLevels {
     unsigned int threads = 0;
@@ -843,40 +768,26 @@ struct ScanLevels {
     size_t levels() const { return sizes.size(); }
 };
 
-static ScanLevels makeLevels(size_t n, unsigned int threads, int items) {
-    ScanLevels lv;
-    lv.threads = threads;
-    lv.items = items;
-    lv.tile = size_t(threads) * size_t(items);
+static ScanLevels makeLevels(size_t n, const Options& opt, unsigned int warp_size) {
+    ScanLevels lv{opt.threads, opt.items, size_t(opt.threads) * size_t(opt.items), opt.warp_scan, warp_size, {}, {}, {}};
     if (n > 0) lv.sizes.push_back(n);
     while (!lv.sizes.empty() && lv.sizes.back() > lv.tile) lv.sizes.push_back(tilesOf(lv.sizes.back(), lv.tile));
-    for (size_t l = 0; l + 1 < lv.sizes.size(); ++l) {
-        float* sums = nullptr;
-        float* scanned = nullptr;
-        CUDA_CHECK(cudaMalloc(&sums, lv.sizes[l + 1] * sizeof(float)));
-        CUDA_CHECK(cudaMalloc(&scanned, lv.sizes[l + 1] * sizeof(float)));
-        lv.sums.push_back(sums);
-        lv.scanned.push_back(scanned);
+    for (size_t l = 1; l < lv.sizes.size(); ++l) {
+        lv.sums.push_back(deviceArray<float>(lv.sizes[l]));
+        lv.scanned.push_back(deviceArray<float>(lv.sizes[l]));
     }
     return lv;
 }
 
-static void freeLevels(ScanLevels& lv) {
+static void freeLevels(const ScanLevels& lv) {
     for (float* p : lv.sums) CUDA_CHECK(cudaFree(p));
     for (float* p : lv.scanned) CUDA_CHECK(cudaFree(p));
-    lv.sums.clear();
-    lv.scanned.clear();
 }
 
-// Optional events: after phase 1 (level 0's tile scans) and before phase 3 (level
-// 0's offsets); in between is phase 2, the whole recursion on the tile sums.
-struct PhaseMarks {
-    cudaEvent_t after_phase1 = nullptr;
-    cudaEvent_t before_phase3 = nullptr;
-};
-
+// `marks`, when given, are two events: marks[0] after phase 1 (level 0's tile scans) and
+// marks[1] before phase 3 (level 0's offsets); in between is phase 2, the whole recursion.
 template <int kItems>
-static void threePhaseScan(const ScanLevels& lv, bool padded, const float* d_in, float* d_out, const PhaseMarks* marks) {
+static void threePhaseScan(const ScanLevels& lv, bool padded, const float* d_in, float* d_out, const cudaEvent_t* marks) {
     const size_t levels = lv.levels();
     if (levels == 0) return;  // n == 0: nothing to launch
     const size_t smem = blellochSmemBytes(lv.threads, padded) + sizeof(float);  // + the chunk-total handover word
@@ -897,48 +808,30 @@ static void threePhaseScan(const ScanLevels& lv, bool padded, const float* d_in,
             blelloch_scan_runs<kItems, false><<<grid, lv.threads, smem>>>(input(l), output(l), tile_sums, lv.sizes[l]);
         }
         CUDA_CHECK_LAUNCH();
-        if (l == 0 && marks) CUDA_CHECK(cudaEventRecord(marks->after_phase1));
+        if (l == 0 && marks) CUDA_CHECK(cudaEventRecord(marks[0]));
     }
     // Phase 3 at every level, upwards: once level l + 1 is complete, it holds the
     // offsets of level l's tiles.
     for (size_t l = levels - 1; l-- > 0;) {
-        if (l == 0 && marks) CUDA_CHECK(cudaEventRecord(marks->before_phase3));
+        if (l == 0 && marks) CUDA_CHECK(cudaEventRecord(marks[1]));
         add_tile_offsets<kItems><<<tilesOf(lv.sizes[l], lv.tile), lv.threads>>>(output(l), lv.scanned[l], lv.sizes[l]);
         CUDA_CHECK_LAUNCH();
     }
-    if (levels == 1 && marks) CUDA_CHECK(cudaEventRecord(marks->before_phase3));
+    if (levels == 1 && marks) CUDA_CHECK(cudaEventRecord(marks[1]));
 }
 
 static void threePhaseScan(const ScanLevels& lv, bool padded, const float* d_in, float* d_out,
-                           const PhaseMarks* marks = nullptr) {
+                           const cudaEvent_t* marks = nullptr) {
     switch (lv.items) {
         case 1: threePhaseScan<1>(lv, padded, d_in, d_out, marks); break;
         case 2: threePhaseScan<2>(lv, padded, d_in, d_out, marks); break;
         case 4: threePhaseScan<4>(lv, padded, d_in, d_out, marks); break;
         case 8: threePhaseScan<8>(lv, padded, d_in, d_out, marks); break;
-        case 16: threePhaseScan<16>(lv, padded, d_in, d_out, marks); break;
-        default: std::fprintf(stderr, "scan: unsupported --items %d\n", lv.items); std::exit(kExitUsage);
+        default: threePhaseScan<16>(lv, padded, d_in, d_out, marks); break;  // --items is 1, 2, 4, 8 or 16
     }
 }
 
 // ---- host side: the three parts ----------------------------------------------
-
-static const char* blellochLabel(bool padded) { return padded ? "Blelloch (padded)" : "Blelloch (no padding)"; }
-static const char* blockScanLabel(const Options& opt) {
-    return opt.warp_scan ? "warp-shuffle block scan" : blellochLabel(opt.padded);
-}
-
-struct TileKernelInfo {
-    TileKernel kernel;
-    const char* label;
-    bool inclusive;
-};
-
-static std::vector<TileKernelInfo> tileKernels(bool padded) {
-    return {{TileKernel::PingPong, "Hillis-Steele ping-pong", true},
-            {TileKernel::Staged, "Hillis-Steele register-staged", true},
-            {TileKernel::Blelloch, blellochLabel(padded), false}};
-}
 
 // Part 1: the first tile of the input, one block, each kernel against both references.
 static void runPart1(const Options& opt, const Input& input, const float* d_in, float* d_out, Gate& gate) {
@@ -956,12 +849,8 @@ static void runPart1(const Options& opt, const Input& input, const float* d_in, 
                 showFirst(exclusive, 8).c_str());
 
     std::vector<std::vector<std::string>> rows;
-    for (const TileKernelInfo& k : tileKernels(opt.padded)) {
-        poison(d_out, m);
-        launchTileScan(k.kernel, opt.padded, tile, d_in, d_out, m);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        copyBack(out, d_out, m);
-        const Mismatch vs_incl = compareExact(inclusive, out);
+    for (const TileKernelInfo& k : tileKernels(tile, opt.padded)) {
+        const Mismatch vs_incl = runChecked(inclusive, d_out, m, out, [&] { launchTileScan(k, opt.padded, tile, d_in, d_out, m); });
         const Mismatch vs_excl = compareExact(exclusive, out);
         const char* matches = vs_incl.count == 0 ? (vs_excl.count == 0 ? "both" : "inclusive")
                                                  : (vs_excl.count == 0 ? "exclusive" : "neither");
@@ -973,7 +862,6 @@ static void runPart1(const Options& opt, const Input& input, const float* d_in, 
     printTable({"kernel", "should be", "matches", "vs inclusive", "vs exclusive", "first outputs", "gated"}, rows);
 }
 
-// Part 2: every tile of the array on its own, each kernel checked, then timed.
 // The L2 cache's size in bytes (main sets it from the device properties). A working set
 // that fits in it is timed against the L2, not DRAM: the GB/s say so.
 static size_t g_l2_bytes = 0;
@@ -985,6 +873,7 @@ static void printL2Note(size_t working_set) {
                 double(working_set) / 1048576.0, g_l2_bytes >> 20);
 }
 
+// Part 2: every tile of the array on its own, each kernel checked, then timed.
 static void runPart2(const Options& opt, const Input& input, const float* d_in, float* d_out, Gate& gate) {
     const unsigned int tile = opt.tile;
     const size_t n = opt.n;
@@ -994,36 +883,16 @@ static void runPart2(const Options& opt, const Input& input, const float* d_in, 
     std::vector<float> reference, out;
     std::vector<std::vector<std::string>> rows;
     std::vector<float> times;
-    for (const TileKernelInfo& k : tileKernels(opt.padded)) {
-        if (k.inclusive) {
-            scanTilesInclusive(input.values, tile, reference);
-        } else {
-            scanTilesExclusive(input.values, tile, reference);
-        }
-        poison(d_out, n);
-        launchTileScan(k.kernel, opt.padded, tile, d_in, d_out, n);
-        CUDA_CHECK(cudaDeviceSynchronize());
-        copyBack(out, d_out, n);
-        const Mismatch mm = compareExact(reference, out);
+    for (const TileKernelInfo& k : tileKernels(tile, opt.padded)) {
+        (k.inclusive ? scanTilesInclusive : scanTilesExclusive)(input.values, tile, reference);
+        auto launch = [&] { launchTileScan(k, opt.padded, tile, d_in, d_out, n); };
+        const Mismatch mm = runChecked(reference, d_out, n, out, launch);
         gate.record(std::string("Part 2, ") + k.label, mm);
 
-        float ms = 0.0f;
         const bool timed = opt.reps > 0 && n > 0;
-        if (timed) {
-            ms = medianMs(kWarmups, opt.reps, [&] { launchTileScan(k.kernel, opt.padded, tile, d_in, d_out, n); });
-            CUDA_CHECK(cudaDeviceSynchronize());
-        }
+        const float ms = timed ? medianMs(kWarmups, opt.reps, launch) : 0.0f;
         times.push_back(ms);
-
-        const bool hs = k.kernel != TileKernel::Blelloch;
-        const unsigned int barriers = k.kernel == TileKernel::PingPong ? pingpongBarriers(tile)
-                                      : k.kernel == TileKernel::Staged ? stagedBarriers(tile)
-                                                                       : blellochBarriers(tile);
-        const size_t smem = k.kernel == TileKernel::PingPong ? 2 * tile * sizeof(float)
-                            : k.kernel == TileKernel::Staged ? tile * sizeof(float)
-                                                             : blellochSmemBytes(tile, opt.padded);
-        rows.push_back({k.label, k.inclusive ? "inclusive" : "exclusive",
-                        num(hs ? hillisSteeleAdds(tile) : blellochAdds(tile)), num(barriers), num(smem),
+        rows.push_back({k.label, k.inclusive ? "inclusive" : "exclusive", num(k.adds), num(k.barriers), num(k.smem),
                         num(mm.count), firstBad(mm), timed ? fmt("%.4f", ms) : "-",
                         timed ? fmt("%.1f", gbPerSecond(2.0 * double(n) * sizeof(float), ms)) : "-", "-"});
     }
@@ -1031,9 +900,8 @@ static void runPart2(const Options& opt, const Input& input, const float* d_in, 
     if (blelloch_ms > 0.0f) {
         for (size_t r = 0; r < rows.size(); ++r) rows[r].back() = fmt("%.2fx", double(times[r] / blelloch_ms));
     }
-    printTable({"kernel", "kind", "adds/tile", "barriers/tile", "smem/tile (B)", "mismatches", "first bad",
-                "time (ms)", "GB/s", "vs Blelloch"},
-               rows);
+    printTable({"kernel", "kind", "adds/tile", "barriers/tile", "smem/tile (B)", "mismatches", "first bad", "time (ms)",
+                "GB/s", "vs Blelloch"}, rows);
     std::printf("Hillis-Steele does %.1fx the additions of Blelloch per tile of %u", double(hillisSteeleAdds(tile)) / double(blellochAdds(tile)), tile);
     if (blelloch_ms > 0.0f) {
         std::printf("; it takes %.2fx (ping-pong) and %.2fx (register-staged) Blelloch's time\n",
@@ -1050,11 +918,10 @@ static void runPart2(const Options& opt, const Input& input, const float* d_in, 
 static void runPart3(const Options& opt, const Input& input, const float* d_in, float* d_out, Gate& gate,
                      unsigned int warp_size) {
     const size_t n = opt.n;
-    ScanLevels lv = makeLevels(n, opt.threads, opt.items);  // all workspace, before anything is timed
-    lv.warp_scan = opt.warp_scan;
-    lv.warp_size = warp_size;
+    const ScanLevels lv = makeLevels(n, opt, warp_size);  // all workspace, before anything is timed
     std::printf("Part 3: 3-phase exclusive scan of %zu elements: %u threads x %d item%s = %zu-element tiles, %s, %s\n",
-                n, lv.threads, lv.items, lv.items == 1 ? "" : "s", lv.tile, blockScanLabel(opt),
+                n, lv.threads, lv.items, lv.items == 1 ? "" : "s", lv.tile,
+                opt.warp_scan ? "warp-shuffle block scan" : blellochLabel(opt.padded),
                 opt.items % 4 == 0 ? "float4 loads and stores on full tiles" : "scalar loads and stores");
 
     std::vector<std::vector<std::string>> level_rows;
@@ -1064,20 +931,12 @@ static void runPart3(const Options& opt, const Input& input, const float* d_in, 
         chain += (l ? " -> " : "") + num(tilesOf(lv.sizes[l], lv.tile));
     }
     printTable({"level", "elements", "tiles"}, level_rows);
-    if (lv.levels() == 0) {
-        std::printf("recursion depth: 0 levels (nothing to scan)\n\n");
-    } else {
-        std::printf("recursion depth: %zu level%s (tiles per level: %s)\n\n", lv.levels(), lv.levels() == 1 ? "" : "s",
-                    chain.c_str());
-    }
+    if (lv.levels() == 0) std::printf("recursion depth: 0 levels (nothing to scan)\n\n");
+    else std::printf("recursion depth: %zu level%s (tiles per level: %s)\n\n", lv.levels(), lv.levels() == 1 ? "" : "s", chain.c_str());
 
     std::vector<float> reference, out;
     scanTilesExclusive(input.values, std::max<size_t>(n, 1), reference);
-    poison(d_out, n);
-    threePhaseScan(lv, opt.padded, d_in, d_out);
-    CUDA_CHECK(cudaDeviceSynchronize());
-    copyBack(out, d_out, n);
-    const Mismatch first = compareExact(reference, out);
+    const Mismatch first = runChecked(reference, d_out, n, out, [&] { threePhaseScan(lv, opt.padded, d_in, d_out); });
     gate.record("Part 3, 3-phase scan", first);
     std::vector<std::vector<std::string>> check_rows = {
         {"3-phase scan", num(first.count), firstBad(first), first.count == 0 ? "pass" : "FAIL"}};
@@ -1090,17 +949,16 @@ static void runPart3(const Options& opt, const Input& input, const float* d_in, 
         const size_t bytes = n * sizeof(float);
         const float copy_ms =
             medianMs(kWarmups, opt.reps, [&] { CUDA_CHECK(cudaMemcpyAsync(d_out, d_in, bytes, cudaMemcpyDeviceToDevice)); });
-        CUDA_CHECK(cudaDeviceSynchronize());
         const double copy_gbs = gbPerSecond(2.0 * double(bytes), copy_ms);
         cudaEvent_t ev[4];
         for (cudaEvent_t& e : ev) CUDA_CHECK(cudaEventCreate(&e));
-        const PhaseMarks marks{ev[1], ev[2]};
-        for (int w = 0; w < kWarmups; ++w) threePhaseScan(lv, opt.padded, d_in, d_out, &marks);
+        const cudaEvent_t* marks = ev + 1;  // ev[1] after phase 1, ev[2] before phase 3
+        for (int w = 0; w < kWarmups; ++w) threePhaseScan(lv, opt.padded, d_in, d_out, marks);
         CUDA_CHECK(cudaDeviceSynchronize());
         std::vector<float> total(size_t(opt.reps)), p1(total.size()), p2(total.size()), p3(total.size());
         for (size_t r = 0; r < total.size(); ++r) {
             CUDA_CHECK(cudaEventRecord(ev[0]));
-            threePhaseScan(lv, opt.padded, d_in, d_out, &marks);
+            threePhaseScan(lv, opt.padded, d_in, d_out, marks);
             CUDA_CHECK(cudaEventRecord(ev[3]));
             CUDA_CHECK(cudaEventSynchronize(ev[3]));
             CUDA_CHECK(cudaEventElapsedTime(&total[r], ev[0], ev[3]));
@@ -1144,10 +1002,7 @@ static void runPart3(const Options& opt, const Input& input, const float* d_in, 
 
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
-    if (opt.pattern == Pattern::Random && !opt.seed_given) {
-        uint64_t clock_state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
-        opt.seed = splitmix64(clock_state) % 1000000;  // short enough to retype
-    }
+    if (opt.pattern == Pattern::Random && !opt.seed_given) opt.seed = clockSeed();
 
     const cudaDeviceProp prop = openDevice(reinterpret_cast<const void*>(&blelloch_scan_tile<true>));
     const unsigned int largest_block = std::max(opt.part[3] ? opt.threads : 0u, opt.part[1] || opt.part[2] ? opt.tile : 0u);
@@ -1184,12 +1039,9 @@ int main(int argc, char** argv) {
         return kExitFail;
     }
 
-    const size_t bytes = opt.n * sizeof(float);
-    float* d_in = nullptr;
-    float* d_out = nullptr;
-    CUDA_CHECK(cudaMalloc(&d_in, std::max<size_t>(bytes, sizeof(float))));
-    CUDA_CHECK(cudaMalloc(&d_out, std::max<size_t>(bytes, sizeof(float))));
-    if (bytes > 0) CUDA_CHECK(cudaMemcpy(d_in, input.values.data(), bytes, cudaMemcpyHostToDevice));
+    float* d_in = deviceArray<float>(std::max<size_t>(opt.n, 1));
+    float* d_out = deviceArray<float>(std::max<size_t>(opt.n, 1));
+    if (opt.n > 0) CUDA_CHECK(cudaMemcpy(d_in, input.values.data(), opt.n * sizeof(float), cudaMemcpyHostToDevice));
 
     Gate gate;
     if (opt.part[1]) runPart1(opt, input, d_in, d_out, gate);
@@ -1202,8 +1054,7 @@ int main(int argc, char** argv) {
     if (!gate.failures.empty()) {
         std::printf("gated mismatches:\n");
         for (const std::string& line : gate.failures) std::printf("  %s\n", line.c_str());
-        std::printf("\n");
-        std::printf("FAILED: %zu of %d gated checks mismatched; first: %s\n", gate.failures.size(), gate.checks,
+        std::printf("\nFAILED: %zu of %d gated checks mismatched; first: %s\n", gate.failures.size(), gate.checks,
                     gate.failures.front().c_str());
         return kExitFail;
     }
@@ -1226,6 +1077,12 @@ int main(int argc, char** argv) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
+}
+
+// A seed from the clock when --pattern random comes without --seed (the program prints it).
+[[maybe_unused]] static uint64_t clockSeed() {
+    uint64_t state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
+    return splitmix64(state) % 1000000;  // short enough to retype
 }
 
 // Whole decimal numbers only: "12abc", "-1", "" and overflow are all errors.
@@ -1253,6 +1110,54 @@ int main(int argc, char** argv) {
     std::exit(kExitUsage);
 }
 
+// A flag's whole-number value from `min` to `max` (a power of two where asked), or the
+// complaint (%s is the value) and status 2.
+[[maybe_unused]] static unsigned long long numberFlag(const std::string& v, unsigned long long min,
+                                                      unsigned long long max, bool power_of_two, const char* complaint) {
+    unsigned long long x = 0;
+    if (!parseUnsigned(v.c_str(), max, x) || x < min || (power_of_two && !isPowerOfTwo(x))) usageError(complaint, v.c_str());
+    return x;
+}
+
+// Which of `names` a flag's value is, by its index, or the complaint and status 2.
+[[maybe_unused]] static int choiceFlag(const std::string& v, const std::vector<std::string>& names, const char* complaint) {
+    for (size_t k = 0; k < names.size(); ++k) {
+        if (v == names[k]) return int(k);
+    }
+    usageError(complaint, v.c_str());
+}
+
+// The command line read against a table of flags, each {name, takes a value, what it sets},
+// in the order given: `--flag value` or `--flag=value`. --help (or -h) prints the usage and
+// exits 0; a flag not in the table, without its value, or with one it does not take, is a
+// usage error.
+template <typename Table>
+static void parseFlags(int argc, char** argv, const Table& flags) {
+    for (int a = 1; a < argc; ++a) {
+        std::string flag = argv[a];
+        std::string value;
+        const size_t eq = flag.find('=');
+        const bool has_value = flag.rfind("--", 0) == 0 && eq != std::string::npos;
+        if (has_value) {
+            value = flag.substr(eq + 1);
+            flag.resize(eq);
+        }
+        if (flag == "--help" || flag == "-h") {
+            printUsage(stdout);
+            std::exit(kExitPass);
+        }
+        auto known = std::begin(flags);
+        while (known != std::end(flags) && flag != known->name) ++known;
+        if (known == std::end(flags)) usageError("unknown argument '%s'", argv[a]);
+        if (has_value && !known->takes_value) usageError("%s takes no value", flag.c_str());
+        if (!has_value && known->takes_value) {
+            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
+            value = argv[++a];
+        }
+        known->set(value);
+    }
+}
+
 // One line and status 3 for every way of having no usable GPU.
 [[noreturn]] [[maybe_unused]] static void noGpu(const char* why, cudaError_t err) {
     std::fprintf(stderr, "%s: no usable GPU: %s (%s)\n", kProgram, why, cudaGetErrorName(err));
@@ -1266,6 +1171,18 @@ int main(int argc, char** argv) {
 }
 
 [[maybe_unused]] static std::string num(unsigned long long value) { return std::to_string(value); }
+
+// A float as the tables and mismatch lines print it: a whole number without a point.
+[[maybe_unused]] static std::string showValue(float v) {
+    char text[48];
+    if (v != v) return "nan";
+    if (v > -1e15f && v < 1e15f && v == float(int64_t(v))) {
+        std::snprintf(text, sizeof text, "%" PRId64, int64_t(v));
+    } else {
+        std::snprintf(text, sizeof text, "%g", double(v));
+    }
+    return text;
+}
 
 // Header, dashes, rows, blank line; columns two spaces apart and never empty, so
 // the harness reads them by header (scanlab.run.parse_table).
@@ -1327,6 +1244,14 @@ int main(int argc, char** argv) {
     return prop;
 }
 
+// Device memory for `count` elements of T (cudaMalloc aligns far past the 16 bytes of a vector load).
+template <typename T>
+static T* deviceArray(size_t count) {
+    T* p = nullptr;
+    CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
+    return p;
+}
+
 // Exact comparison of the first expected.size() elements (`actual` may be longer).
 // A NaN in `actual` (an element never written: see the poisoned outputs) counts as
 // a mismatch, since NaN equals nothing.
@@ -1346,7 +1271,8 @@ int main(int argc, char** argv) {
 }
 
 // Device events around each of `reps` repetitions, after `warmups` untimed runs; the
-// median is returned, in milliseconds. Nothing in `enqueue` may allocate or synchronise.
+// median is returned, in milliseconds, once the device is idle (so a fault in the timed
+// work fails here). Nothing in `enqueue` may allocate or synchronise.
 template <typename Enqueue>
 static float medianMs(int warmups, int reps, Enqueue&& enqueue) {
     cudaEvent_t start, stop;
@@ -1364,6 +1290,7 @@ static float medianMs(int warmups, int reps, Enqueue&& enqueue) {
     }
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
+    CUDA_CHECK(cudaDeviceSynchronize());
     return median(ms);
 }
 

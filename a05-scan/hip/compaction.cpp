@@ -26,20 +26,19 @@
 // two extra n-element arrays and their traffic: compare "useful" GB/s with the total.
 // Exit status: 0 every gated check passed; 1 a gated check or a HIP call failed; 2 bad
 // command line; 3 no usable GPU (no device, driver too old, no code for its architecture).
-// Layout: CPU reference, kernels, host side, main, then the plumbing every HIP lesson file
-// shares.
+// Layout: CPU reference, kernels, host side, main, then the plumbing all HIP lesson files share.
 
 #include <hip/hip_runtime.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -252,30 +251,33 @@ struct Mismatch {
     float actual = 0.0f;
 };
 
+// A row of the flag table parseFlags (in the plumbing block) reads: --name, a value or not, what it sets.
+struct Flag { const char* name; bool takes_value; std::function<void(const std::string&)> set; };
+
 // The plumbing this file uses from the block after main (identical in every HIP lesson file).
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
-[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
-[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[maybe_unused]] static uint64_t clockSeed();
 [[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
+[[maybe_unused]] static unsigned long long numberFlag(const std::string&, unsigned long long, unsigned long long, bool, const char*);
+[[maybe_unused]] static int choiceFlag(const std::string& v, const std::vector<std::string>& names, const char* complaint);
+template <typename Table> static void parseFlags(int argc, char** argv, const Table& flags);
 [[maybe_unused]] static std::string fmt(const char* format, double value);
 [[maybe_unused]] static std::string num(unsigned long long value);
-[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
-                                        const std::vector<std::vector<std::string>>& rows);
-[[maybe_unused]] static float median(std::vector<float> values);
+[[maybe_unused]] static std::string showValue(float v);
+[[maybe_unused]] static void printTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
 [[maybe_unused]] static hipDeviceProp_t openDevice(const void* probe);
-[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
-template <typename Enqueue>
-static float medianMs(int warmups, int reps, Enqueue&& enqueue);
+template <typename Enqueue> static float medianMs(int warmups, int reps, Enqueue&& enqueue);
+template <typename T> static T* deviceArray(size_t count);
 
 // ---- host side: input -------------------------------------------------------
 
 enum class Pattern { Random, AllZero, NoZero, Alternating };
+const std::vector<std::string> kPatternNames = {"random", "all-zero", "no-zero", "alternating"};  // the enum's order
 
-// A surviving element's value says where it came from: +-(1 + i % (2^24 - 1)), so
-// two survivors in the wrong order, or a survivor from the wrong place, do not
-// compare equal. Every third one is negative: the predicate is != 0, not > 0.
-// Every value is an integer below 2^24, which a float holds exactly.
+// A survivor's value says where it came from, +-(1 + i % (2^24 - 1)): two survivors in the wrong
+// order, or one from the wrong place, do not compare equal. Every third is negative (the predicate
+// is != 0, not > 0); every value is an integer below 2^24, which a float holds exactly.
 static float valueAt(size_t i) {
     const float magnitude = float(1 + i % 16777215u);
     return i % 3 == 2 ? -magnitude : magnitude;
@@ -285,13 +287,9 @@ static std::vector<float> makeInput(size_t n, Pattern pattern, double keep, uint
     std::vector<float> in(n, 0.0f);
     uint64_t state = seed;
     for (size_t i = 0; i < n; ++i) {
-        bool nonzero = false;
-        switch (pattern) {
-            case Pattern::Random: nonzero = double(splitmix64(state) >> 11) * 0x1.0p-53 < keep; break;
-            case Pattern::AllZero: nonzero = false; break;
-            case Pattern::NoZero: nonzero = true; break;
-            case Pattern::Alternating: nonzero = i % 2 == 1; break;
-        }
+        const bool nonzero = pattern == Pattern::Random        ? double(splitmix64(state) >> 11) * 0x1.0p-53 < keep
+                             : pattern == Pattern::Alternating ? i % 2 == 1
+                                                               : pattern == Pattern::NoZero;
         if (nonzero) in[i] = valueAt(i);
     }
     return in;
@@ -310,16 +308,6 @@ struct Options {
     int items = 1;
     int reps = kDefaultReps;
 };
-
-static const char* patternName(Pattern p) {
-    switch (p) {
-        case Pattern::Random: return "random";
-        case Pattern::AllZero: return "all-zero";
-        case Pattern::NoZero: return "no-zero";
-        case Pattern::Alternating: return "alternating";
-    }
-    return "?";
-}
 
 static void printUsage(FILE* to) {
     std::fprintf(to,
@@ -343,127 +331,50 @@ static void printUsage(FILE* to) {
 }
 
 // A plain decimal fraction from 0 to 1: digits and at most one point, nothing else.
-static bool parseFraction(const char* text, double& value) {
-    if (text == nullptr || *text == '\0') return false;
-    int points = 0, digits = 0;
-    for (const char* p = text; *p; ++p) {
-        if (*p == '.') {
-            ++points;
-        } else if (*p >= '0' && *p <= '9') {
-            ++digits;
-        } else {
-            return false;
-        }
-    }
-    if (points > 1 || digits == 0) return false;
-    const double v = std::strtod(text, nullptr);
-    if (!(v >= 0.0 && v <= 1.0)) return false;
-    value = v;
-    return true;
+static bool parseFraction(const std::string& text, double& value) {
+    const size_t points = size_t(std::count(text.begin(), text.end(), '.'));
+    if (text.find_first_not_of("0123456789.") != std::string::npos || points > 1 || points == text.size()) return false;
+    value = std::strtod(text.c_str(), nullptr);
+    return value <= 1.0;  // (a failure ends the program; the value is never used)
 }
 
 static Options parseOptions(int argc, char** argv) {
     Options opt;
-    for (int a = 1; a < argc; ++a) {
-        std::string flag = argv[a];
-        std::string value;
-        bool has_value = false;
-        const size_t eq = flag.find('=');
-        if (flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = flag.substr(eq + 1);
-            flag = flag.substr(0, eq);
-            has_value = true;
-        }
-        auto needValue = [&]() -> std::string {
-            if (has_value) return value;
-            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
-            return argv[++a];
-        };
-
-        if (flag == "--help" || flag == "-h") {
-            printUsage(stdout);
-            std::exit(kExitPass);
-        } else if (flag == "--n") {
-            const std::string v = needValue();
-            unsigned long long n = 0;
-            if (!parseUnsigned(v.c_str(), kMaxN, n)) usageError("--n wants a whole number from 0 to 2^30, not '%s'", v.c_str());
-            opt.n = size_t(n);
-        } else if (flag == "--pattern") {
-            const std::string v = needValue();
-            if (v == "random") {
-                opt.pattern = Pattern::Random;
-            } else if (v == "all-zero") {
-                opt.pattern = Pattern::AllZero;
-            } else if (v == "no-zero") {
-                opt.pattern = Pattern::NoZero;
-            } else if (v == "alternating") {
-                opt.pattern = Pattern::Alternating;
-            } else {
-                usageError("--pattern wants random, all-zero, no-zero or alternating, not '%s'", v.c_str());
-            }
-        } else if (flag == "--keep") {
-            const std::string v = needValue();
-            if (!parseFraction(v.c_str(), opt.keep)) usageError("--keep wants a fraction from 0 to 1, such as 0.25, not '%s'", v.c_str());
-            opt.keep_given = true;
-        } else if (flag == "--seed") {
-            const std::string v = needValue();
-            unsigned long long s = 0;
-            if (!parseUnsigned(v.c_str(), UINT64_MAX, s)) usageError("--seed wants a whole number, not '%s'", v.c_str());
-            opt.seed = s;
-            opt.seed_given = true;
-        } else if (flag == "--threads") {
-            const std::string v = needValue();
-            unsigned long long t = 0;
-            if (!parseUnsigned(v.c_str(), kMaxThreads, t) || t < kMinThreads || !isPowerOfTwo(t)) {
-                usageError("--threads wants a power of two from 32 to 1024, not '%s'", v.c_str());
-            }
-            opt.threads = unsigned(t);
-        } else if (flag == "--items") {
-            const std::string v = needValue();
-            unsigned long long k = 0;
-            if (!parseUnsigned(v.c_str(), 16, k) || !isPowerOfTwo(k)) usageError("--items wants 1, 2, 4, 8 or 16, not '%s'", v.c_str());
-            opt.items = int(k);
-        } else if (flag == "--reps") {
-            const std::string v = needValue();
-            unsigned long long r = 0;
-            if (!parseUnsigned(v.c_str(), kMaxReps, r)) usageError("--reps wants a whole number from 0 to 1000, not '%s'", v.c_str());
-            opt.reps = int(r);
-        } else if (flag == "--check-only") {
-            if (has_value) usageError("%s takes no value", flag.c_str());
-            opt.reps = 0;
-        } else {
-            usageError("unknown argument '%s'", argv[a]);
-        }
-    }
+    const Flag flags[] = {
+        {"--n", true, [&](const std::string& v) {
+             opt.n = size_t(numberFlag(v, 0, kMaxN, false, "--n wants a whole number from 0 to 2^30, not '%s'")); }},
+        {"--pattern", true, [&](const std::string& v) {
+             opt.pattern = Pattern(choiceFlag(v, kPatternNames, "--pattern wants random, all-zero, no-zero or alternating, not '%s'"));
+         }},
+        {"--keep", true, [&](const std::string& v) {
+             if (!parseFraction(v, opt.keep)) usageError("--keep wants a fraction from 0 to 1, such as 0.25, not '%s'", v.c_str());
+             opt.keep_given = true;
+         }},
+        {"--seed", true, [&](const std::string& v) {
+             opt.seed = numberFlag(v, 0, UINT64_MAX, false, "--seed wants a whole number, not '%s'");
+             opt.seed_given = true;
+         }},
+        {"--threads", true, [&](const std::string& v) {
+             opt.threads = unsigned(numberFlag(v, kMinThreads, kMaxThreads, true, "--threads wants a power of two from 32 to 1024, not '%s'")); }},
+        {"--items", true, [&](const std::string& v) {
+             opt.items = int(numberFlag(v, 1, 16, true, "--items wants 1, 2, 4, 8 or 16, not '%s'")); }},
+        {"--reps", true, [&](const std::string& v) {
+             opt.reps = int(numberFlag(v, 0, kMaxReps, false, "--reps wants a whole number from 0 to 1000, not '%s'")); }},
+        {"--check-only", false, [&](const std::string&) { opt.reps = 0; }},
+    };
+    parseFlags(argc, argv, flags);
     if (opt.seed_given && opt.pattern != Pattern::Random) usageError("%s only applies to --pattern random", "--seed");
     if (opt.keep_given && opt.pattern != Pattern::Random) usageError("%s only applies to --pattern random", "--keep");
     return opt;
-}
-
-// ---- host side: printing -----------------------------------------------------
-
-static std::string showValue(float v) {
-    char text[48];
-    if (v != v) return "nan (never written)";
-    if (v > -1e15f && v < 1e15f && v == float(int64_t(v))) {
-        std::snprintf(text, sizeof text, "%" PRId64, int64_t(v));
-    } else {
-        std::snprintf(text, sizeof text, "%g", double(v));
-    }
-    return text;
 }
 
 // ---- host side: the pipeline -------------------------------------------------
 
 static unsigned int tilesOf(size_t n, size_t tile) { return unsigned((n + tile - 1) / tile); }
 
-static size_t scanSmemBytes(unsigned int threads) {
-    return (threads + CONFLICT_FREE_OFFSET(threads)) * sizeof(unsigned int);
-}
-
-// Device buffers, every one allocated before anything is timed. The scan's
-// workspace has one level per recursion step: level 0 scans flags into offsets;
-// level l > 0 scans level l - 1's tile totals (sums[l - 1]) into scanned[l - 1].
+// Device buffers, all allocated before anything is timed. The scan's workspace has a level
+// per recursion step: level 0 scans flags into offsets; level l > 0 scans level l - 1's tile
+// totals (sums[l - 1]) into scanned[l - 1].
 struct Buffers {
     float* in = nullptr;
     float* out = nullptr;
@@ -478,24 +389,14 @@ struct Buffers {
 };
 
 static Buffers allocate(size_t n, unsigned int threads, int items) {
-    Buffers b;
     const size_t count = std::max<size_t>(n, 1);
-    HIP_CHECK(hipMalloc(&b.in, count * sizeof(float)));
-    HIP_CHECK(hipMalloc(&b.out, count * sizeof(float)));
-    HIP_CHECK(hipMalloc(&b.flags, count * sizeof(unsigned int)));
-    HIP_CHECK(hipMalloc(&b.offsets, count * sizeof(unsigned int)));
-    b.threads = threads;
-    b.items = items;
-    b.tile = size_t(threads) * size_t(items);
+    Buffers b{deviceArray<float>(count), deviceArray<float>(count), deviceArray<unsigned int>(count),
+              deviceArray<unsigned int>(count), threads, items, size_t(threads) * size_t(items), {}, {}, {}};
     if (n > 0) b.sizes.push_back(n);
     while (!b.sizes.empty() && b.sizes.back() > b.tile) b.sizes.push_back(tilesOf(b.sizes.back(), b.tile));
-    for (size_t l = 0; l + 1 < b.sizes.size(); ++l) {
-        unsigned int* sums = nullptr;
-        unsigned int* scanned = nullptr;
-        HIP_CHECK(hipMalloc(&sums, b.sizes[l + 1] * sizeof(unsigned int)));
-        HIP_CHECK(hipMalloc(&scanned, b.sizes[l + 1] * sizeof(unsigned int)));
-        b.sums.push_back(sums);
-        b.scanned.push_back(scanned);
+    for (size_t l = 1; l < b.sizes.size(); ++l) {
+        b.sums.push_back(deviceArray<unsigned int>(b.sizes[l]));
+        b.scanned.push_back(deviceArray<unsigned int>(b.sizes[l]));
     }
     return b;
 }
@@ -514,7 +415,7 @@ template <int kItems>
 static void exclusiveScan(const Buffers& b) {
     const size_t levels = b.sizes.size();
     if (levels == 0) return;  // n == 0
-    const size_t smem = scanSmemBytes(b.threads);
+    const size_t smem = (b.threads + CONFLICT_FREE_OFFSET(b.threads)) * sizeof(unsigned int);  // with the padding
     auto input = [&](size_t l) -> const unsigned int* { return l == 0 ? b.flags : b.sums[l - 1]; };
     auto output = [&](size_t l) -> unsigned int* { return l == 0 ? b.offsets : b.scanned[l - 1]; };
     for (size_t l = 0; l < levels; ++l) {
@@ -528,8 +429,7 @@ static void exclusiveScan(const Buffers& b) {
     }
 }
 
-// mark, scan, scatter: everything the timed region contains. Reading the count
-// back is separate, because it synchronises.
+// mark, scan, scatter: all the timed region holds (reading the count back synchronises).
 static void compaction(const Buffers& b, size_t n) {
     if (n == 0) return;  // no zero-size launches
     const unsigned int grid = tilesOf(n, kElementwiseThreads);
@@ -540,20 +440,10 @@ static void compaction(const Buffers& b, size_t n) {
         case 2: exclusiveScan<2>(b); break;
         case 4: exclusiveScan<4>(b); break;
         case 8: exclusiveScan<8>(b); break;
-        case 16: exclusiveScan<16>(b); break;
-        default: std::fprintf(stderr, "compaction: unsupported --items %d\n", b.items); std::exit(kExitUsage);
+        default: exclusiveScan<16>(b); break;  // --items is 1, 2, 4, 8 or 16
     }
     scatter_kept<<<grid, kElementwiseThreads>>>(b.in, b.flags, b.offsets, b.out, n);
     HIP_CHECK_LAUNCH();
-}
-
-// kept = offsets[n-1] + flags[n-1]: the exclusive scan leaves out the last element.
-static size_t keptCount(const Buffers& b, size_t n) {
-    if (n == 0) return 0;
-    unsigned int last_offset = 0, last_flag = 0;
-    HIP_CHECK(hipMemcpy(&last_offset, b.offsets + (n - 1), sizeof last_offset, hipMemcpyDeviceToHost));
-    HIP_CHECK(hipMemcpy(&last_flag, b.flags + (n - 1), sizeof last_flag, hipMemcpyDeviceToHost));
-    return size_t(last_offset) + last_flag;
 }
 
 // ---- host side: checking -----------------------------------------------------
@@ -561,32 +451,29 @@ static size_t keptCount(const Buffers& b, size_t n) {
 struct Verdict {
     size_t kept = 0;
     size_t expected_kept = 0;
-    size_t wrong = 0;        // slots below min(kept, expected) whose value differs
-    size_t first_bad = 0;
-    float expected = 0.0f;
-    float actual = 0.0f;
+    Mismatch wrong;          // among the slots below min(kept, expected)
     size_t stray = 0;        // slots at or past the expected count that were written
     const char* order = "stable";
-
-    bool passed() const { return kept == expected_kept && wrong == 0 && stray == 0; }
+    bool passed() const { return kept == expected_kept && wrong.count == 0 && stray == 0; }
 };
 
-// The output buffer is filled with 0xFF bytes before the run; a slot the scatter
-// never wrote still holds that pattern, a slot it wrote does not.
-static Verdict judge(const std::vector<float>& expected, size_t kept, const std::vector<float>& out) {
+// What the last run left, read back and held against std::copy_if. The output is filled
+// with 0xFF bytes before a run; a slot the scatter never wrote still holds that pattern.
+static Verdict judge(const Buffers& b, size_t n, const std::vector<float>& expected) {
     Verdict v;
-    v.kept = kept;
+    unsigned int last_offset = 0, last_flag = 0;  // kept = offsets[n-1] + flags[n-1]: the scan drops the last
+    std::vector<float> out(n);
+    if (n > 0) {
+        HIP_CHECK(hipMemcpy(&last_offset, b.offsets + (n - 1), sizeof last_offset, hipMemcpyDeviceToHost));
+        HIP_CHECK(hipMemcpy(&last_flag, b.flags + (n - 1), sizeof last_flag, hipMemcpyDeviceToHost));
+        HIP_CHECK(hipMemcpy(out.data(), b.out, n * sizeof(float), hipMemcpyDeviceToHost));
+    }
+    const size_t kept = v.kept = size_t(last_offset) + last_flag;
     v.expected_kept = expected.size();
-    const size_t common = std::min(kept, expected.size());
-    for (size_t i = 0; i < common; ++i) {
-        if (out[i] != expected[i]) {
-            if (v.wrong == 0) {
-                v.first_bad = i;
-                v.expected = expected[i];
-                v.actual = out[i];
-            }
-            ++v.wrong;
-        }
+    for (size_t i = 0; i < std::min(kept, expected.size()); ++i) {
+        if (out[i] == expected[i]) continue;
+        if (v.wrong.count == 0) v.wrong = {0, i, expected[i], out[i]};
+        ++v.wrong.count;
     }
     for (size_t i = expected.size(); i < out.size(); ++i) {
         uint32_t bits = 0;
@@ -595,28 +482,31 @@ static Verdict judge(const std::vector<float>& expected, size_t kept, const std:
     }
     if (kept != expected.size()) {
         v.order = "-";
-    } else if (v.wrong > 0) {
-        std::vector<float> a(out.begin(), out.begin() + std::ptrdiff_t(kept)), b(expected);
-        std::sort(a.begin(), a.end());
-        std::sort(b.begin(), b.end());
-        v.order = a == b ? "reordered" : "wrong";
+    } else if (v.wrong.count > 0) {
+        std::vector<float> got(out.begin(), out.begin() + std::ptrdiff_t(kept)), want(expected);
+        std::sort(got.begin(), got.end());
+        std::sort(want.begin(), want.end());
+        v.order = got == want ? "reordered" : "wrong";
     }
     return v;
 }
 
+// A slot the scatter never wrote still holds the 0xFF poison, a NaN.
+static std::string shown(float v) { return v != v ? "nan (never written)" : showValue(v); }
+
 static std::string describe(const Verdict& v) {
     std::string text;
     if (v.kept != v.expected_kept) text += "kept " + num(v.kept) + ", std::copy_if kept " + num(v.expected_kept);
-    if (v.wrong > 0) {
-        text += (text.empty() ? "" : "; ") + std::string("out[") + num(v.first_bad) + "] is " + showValue(v.actual) +
-                ", should be " + showValue(v.expected) + " (" + num(v.wrong) + " wrong)";
+    if (v.wrong.count > 0) {
+        text += (text.empty() ? "" : "; ") + std::string("out[") + num(v.wrong.first) + "] is " + shown(v.wrong.actual) +
+                ", should be " + shown(v.wrong.expected) + " (" + num(v.wrong.count) + " wrong)";
     }
     if (v.stray > 0) text += (text.empty() ? "" : "; ") + num(v.stray) + " writes past the kept elements";
     return text;
 }
 
 static std::vector<std::string> verdictRow(const char* what, const Verdict& v) {
-    return {what, num(v.kept), num(v.expected_kept), num(v.wrong), v.wrong ? num(v.first_bad) : "-", num(v.stray),
+    return {what, num(v.kept), num(v.expected_kept), num(v.wrong.count), v.wrong.count ? num(v.wrong.first) : "-", num(v.stray),
             v.order, v.passed() ? "pass" : "FAIL"};
 }
 
@@ -624,15 +514,11 @@ static std::vector<std::string> verdictRow(const char* what, const Verdict& v) {
 
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
-    if (opt.pattern == Pattern::Random && !opt.seed_given) {
-        uint64_t clock_state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
-        opt.seed = splitmix64(clock_state) % 1000000;  // short enough to retype
-    }
+    if (opt.pattern == Pattern::Random && !opt.seed_given) opt.seed = clockSeed();
 
     const hipDeviceProp_t prop = openDevice(reinterpret_cast<const void*>(&mark_nonzero));
     if (opt.threads > unsigned(prop.maxThreadsPerBlock)) {
-        std::fprintf(stderr, "compaction: --threads %u exceeds this GPU's %d threads per block\n", opt.threads,
-                     prop.maxThreadsPerBlock);
+        std::fprintf(stderr, "compaction: --threads %u exceeds this GPU's %d threads per block\n", opt.threads, prop.maxThreadsPerBlock);
         return kExitUsage;
     }
     // The device line: one of the differences from cuda/compaction.cu (all listed in ../README.md, "HIP").
@@ -641,7 +527,7 @@ int main(int argc, char** argv) {
 
     const size_t n = opt.n;
     const std::vector<float> h_in = makeInput(n, opt.pattern, opt.keep, opt.seed);
-    std::printf("Input: %zu floats, pattern %s", n, patternName(opt.pattern));
+    std::printf("Input: %zu floats, pattern %s", n, kPatternNames[size_t(opt.pattern)].c_str());
     if (opt.pattern == Pattern::Random) std::printf(" (each non-zero with probability %g, seed %" PRIu64 ")", opt.keep, opt.seed);
     std::printf("; a non-zero in[i] is +-(1 + i %% 16777215)\n");
 
@@ -661,10 +547,7 @@ int main(int argc, char** argv) {
     if (n > 0) HIP_CHECK(hipMemset(b.out, 0xFF, n * sizeof(float)));
     compaction(b, n);
     HIP_CHECK(hipDeviceSynchronize());
-    size_t kept = keptCount(b, n);
-    std::vector<float> out(n);
-    if (n > 0) HIP_CHECK(hipMemcpy(out.data(), b.out, n * sizeof(float), hipMemcpyDeviceToHost));
-    std::vector<Verdict> verdicts{judge(expected, kept, out)};
+    std::vector<Verdict> verdicts{judge(b, n, expected)};
     std::vector<std::vector<std::string>> rows{verdictRow("copy_if", verdicts.back())};
 
     const bool timed = opt.reps > 0 && n > 0;
@@ -673,18 +556,14 @@ int main(int argc, char** argv) {
         const size_t bytes = n * sizeof(float);
         const float copy_ms =
             medianMs(kWarmups, opt.reps, [&] { HIP_CHECK(hipMemcpyAsync(b.out, b.in, bytes, hipMemcpyDeviceToDevice)); });
-        HIP_CHECK(hipDeviceSynchronize());
         const double copy_gbs = gbPerSecond(2.0 * double(bytes), copy_ms);
-
-        // The copy overwrote the output; poison it again so the check after
-        // timing still sees stray writes.
-        HIP_CHECK(hipMemset(b.out, 0xFF, bytes));
+        HIP_CHECK(hipMemset(b.out, 0xFF, bytes));  // poisoned again after the copy: the check after timing sees strays
         const float ms = medianMs(kWarmups, opt.reps, [&] { compaction(b, n); });
-        HIP_CHECK(hipDeviceSynchronize());
 
         // Useful: read n, write the kept ones. Estimated total: mark reads n floats and
         // writes n flags; the scan reads and writes n words twice (phases 1 and 3);
         // scatter reads in, flags and offsets and writes the kept ones.
+        const size_t kept = verdicts.front().kept;
         const double useful = double(n + kept) * 4.0;
         const double moved = (2.0 * n + 4.0 * n + 3.0 * n + double(kept)) * 4.0;
         time_rows.push_back({"copy ceiling (D2D memcpy)", fmt("%.4f", copy_ms), fmt("%.0f", 2.0 * bytes), fmt("%.1f", copy_gbs), "1.00"});
@@ -693,9 +572,7 @@ int main(int argc, char** argv) {
         time_rows.push_back({"compaction, all traffic (estimated)", fmt("%.4f", ms), fmt("%.0f", moved),
                              fmt("%.1f", gbPerSecond(moved, ms)), fmt("%.2f", gbPerSecond(moved, ms) / copy_gbs)});
 
-        kept = keptCount(b, n);
-        HIP_CHECK(hipMemcpy(out.data(), b.out, bytes, hipMemcpyDeviceToHost));
-        verdicts.push_back(judge(expected, kept, out));
+        verdicts.push_back(judge(b, n, expected));
         rows.push_back(verdictRow("copy_if, after timing", verdicts.back()));
     }
     release(b);
@@ -704,11 +581,8 @@ int main(int argc, char** argv) {
     std::printf("kept %zu of %zu elements (%.1f%%); order %s\n\n", verdicts.front().kept, n,
                 n ? 100.0 * double(verdicts.front().kept) / double(n) : 0.0,
                 verdicts.front().passed() ? "matches std::copy_if exactly" : "does NOT match std::copy_if");
-    if (timed) {
-        printTable({"what", "time (ms)", "counted bytes", "GB/s", "of copy"}, time_rows);
-    } else {
-        std::printf("not timed (--reps 0 or n = 0): no copy ceiling, no GB/s\n\n");
-    }
+    if (timed) printTable({"what", "time (ms)", "counted bytes", "GB/s", "of copy"}, time_rows);
+    else std::printf("not timed (--reps 0 or n = 0): no copy ceiling, no GB/s\n\n");
 
     std::vector<std::string> failures;
     const char* names[] = {"copy_if", "copy_if after timing"};
@@ -743,6 +617,12 @@ int main(int argc, char** argv) {
     return z ^ (z >> 31);
 }
 
+// A seed from the clock when --pattern random comes without --seed (the program prints it).
+[[maybe_unused]] static uint64_t clockSeed() {
+    uint64_t state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
+    return splitmix64(state) % 1000000;  // short enough to retype
+}
+
 // Whole decimal numbers only: "12abc", "-1", "" and overflow are all errors.
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value) {
     if (text == nullptr || *text == '\0') return false;
@@ -768,6 +648,54 @@ int main(int argc, char** argv) {
     std::exit(kExitUsage);
 }
 
+// A flag's whole-number value from `min` to `max` (a power of two where asked), or the
+// complaint (%s is the value) and status 2.
+[[maybe_unused]] static unsigned long long numberFlag(const std::string& v, unsigned long long min,
+                                                      unsigned long long max, bool power_of_two, const char* complaint) {
+    unsigned long long x = 0;
+    if (!parseUnsigned(v.c_str(), max, x) || x < min || (power_of_two && !isPowerOfTwo(x))) usageError(complaint, v.c_str());
+    return x;
+}
+
+// Which of `names` a flag's value is, by its index, or the complaint and status 2.
+[[maybe_unused]] static int choiceFlag(const std::string& v, const std::vector<std::string>& names, const char* complaint) {
+    for (size_t k = 0; k < names.size(); ++k) {
+        if (v == names[k]) return int(k);
+    }
+    usageError(complaint, v.c_str());
+}
+
+// The command line read against a table of flags, each {name, takes a value, what it sets},
+// in the order given: `--flag value` or `--flag=value`. --help (or -h) prints the usage and
+// exits 0; a flag not in the table, without its value, or with one it does not take, is a
+// usage error.
+template <typename Table>
+static void parseFlags(int argc, char** argv, const Table& flags) {
+    for (int a = 1; a < argc; ++a) {
+        std::string flag = argv[a];
+        std::string value;
+        const size_t eq = flag.find('=');
+        const bool has_value = flag.rfind("--", 0) == 0 && eq != std::string::npos;
+        if (has_value) {
+            value = flag.substr(eq + 1);
+            flag.resize(eq);
+        }
+        if (flag == "--help" || flag == "-h") {
+            printUsage(stdout);
+            std::exit(kExitPass);
+        }
+        auto known = std::begin(flags);
+        while (known != std::end(flags) && flag != known->name) ++known;
+        if (known == std::end(flags)) usageError("unknown argument '%s'", argv[a]);
+        if (has_value && !known->takes_value) usageError("%s takes no value", flag.c_str());
+        if (!has_value && known->takes_value) {
+            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
+            value = argv[++a];
+        }
+        known->set(value);
+    }
+}
+
 // One line and status 3 for every way of having no usable GPU.
 [[noreturn]] [[maybe_unused]] static void noGpu(const char* why, hipError_t err) {
     std::fprintf(stderr, "%s: no usable GPU: %s (%s)\n", kProgram, why, hipGetErrorName(err));
@@ -781,6 +709,18 @@ int main(int argc, char** argv) {
 }
 
 [[maybe_unused]] static std::string num(unsigned long long value) { return std::to_string(value); }
+
+// A float as the tables and mismatch lines print it: a whole number without a point.
+[[maybe_unused]] static std::string showValue(float v) {
+    char text[48];
+    if (v != v) return "nan";
+    if (v > -1e15f && v < 1e15f && v == float(int64_t(v))) {
+        std::snprintf(text, sizeof text, "%" PRId64, int64_t(v));
+    } else {
+        std::snprintf(text, sizeof text, "%g", double(v));
+    }
+    return text;
+}
 
 // Header, dashes, rows, blank line; columns two spaces apart and never empty, so
 // the harness reads them by header (scanlab.run.parse_table).
@@ -853,6 +793,14 @@ int main(int argc, char** argv) {
     return prop;
 }
 
+// Device memory for `count` elements of T (hipMalloc aligns far past the 16 bytes of a vector load).
+template <typename T>
+static T* deviceArray(size_t count) {
+    T* p = nullptr;
+    HIP_CHECK(hipMalloc(&p, count * sizeof(T)));
+    return p;
+}
+
 // Exact comparison of the first expected.size() elements (`actual` may be longer).
 // A NaN in `actual` (an element never written: see the poisoned outputs) counts as
 // a mismatch, since NaN equals nothing.
@@ -872,7 +820,8 @@ int main(int argc, char** argv) {
 }
 
 // Device events around each of `reps` repetitions, after `warmups` untimed runs; the
-// median is returned, in milliseconds. Nothing in `enqueue` may allocate or synchronise.
+// median is returned, in milliseconds, once the device is idle (so a fault in the timed
+// work fails here). Nothing in `enqueue` may allocate or synchronise.
 template <typename Enqueue>
 static float medianMs(int warmups, int reps, Enqueue&& enqueue) {
     hipEvent_t start, stop;
@@ -890,6 +839,7 @@ static float medianMs(int warmups, int reps, Enqueue&& enqueue) {
     }
     HIP_CHECK(hipEventDestroy(start));
     HIP_CHECK(hipEventDestroy(stop));
+    HIP_CHECK(hipDeviceSynchronize());
     return median(ms);
 }
 

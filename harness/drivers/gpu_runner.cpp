@@ -18,7 +18,18 @@
 //   global NAME BYTES                   before the first task: read the __device__ variable
 //                                       NAME (exactly BYTES long) once the module has loaded,
 //                                       before any kernel runs (Day 31's compile-time answers)
+//   library FILE                        before the first task: the harness's timing library
+//                                       (drivers/timing_lib.cu: CUB and the harness's kernels),
+//                                       loaded by dlopen for the first timed task
 //   task                                starts a task (numbered from 0 in plan order)
+//   timed                               starts a timed task: its buffers (zero or poison), one
+//                                       launch, and a `time` line instead of `dump` (see
+//                                       "timed tasks" below for what a repetition does)
+//   time IN OUT SEED HIGH exclusive|inclusive WARMUP LEAST MOST SPREAD
+//                                       IN refilled every repetition (words 0..HIGH from SEED and
+//                                       the repetition), OUT hashed; CUB's exclusive or inclusive
+//                                       int32 sum of IN the reference; WARMUP repetitions, then
+//                                       LEAST to MOST measured until the spread is at most SPREAD
 //   buffer NAME TYPE COUNT GUARD INIT   a device buffer of GUARD + COUNT + GUARD words of
 //                                       TYPE (u8 i32 u32 f32 i64 u64 f64); the guard words
 //                                       and, for INIT = poison, the COUNT words are all ones
@@ -46,12 +57,15 @@
 //     then u32 count and per `global` of the plan: str name, u32 found (it exists, has
 //     exactly BYTES and was copied back), u64 byte count, the bytes (when found).
 //   task-I.bin: "GPRTSK01", u32 state (0 started and never finished, 1 finished,
-//     2 a CUDA error, 3 a kernel missing from the module), u32 the launch it reached
+//     2 a CUDA error, 3 a kernel missing from the module, 4 the runner's own part of a timed
+//     task failed: its library or CUB; the step says how), u32 the launch it reached
 //     (its index in the task; the "started" file is rewritten before each launch, so
 //     it names the launch a killed process was in), u32 CUresult, str error name, str error text, str the
 //     step that failed; when finished, per dumped buffer: u64 byte count, the bytes
-//     (guards included). The "started" version is written first and replaced (by a
-//     rename) when the task ends, so a process killed inside a task leaves it marked.
+//     (guards included); a timed task's one dump is its timing record instead (below). The
+//     "started" version is written first and replaced (by a rename) when the task ends,
+//     so a process killed inside a task leaves it marked (a timed task's "reached" is
+//     the repetition).
 //
 // Exit status: 0 every task done (whatever the results); 1 the runner itself failed;
 // 2 a bad command line or plan; 3 (--probe only) no usable GPU; 4 stopped after a
@@ -62,8 +76,10 @@
 
 #include <cuda.h>
 #include <cxxabi.h>
+#include <dlfcn.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -88,7 +104,7 @@ constexpr uint32_t kMostKernelsListed = 64;
 constexpr uint64_t kMostBufferBytes = 8ull << 30;
 constexpr uint64_t kMostGlobalBytes = 1u << 20;
 
-enum TaskState : uint32_t { kStarted = 0, kFinished = 1, kCudaError = 2, kNoSuchKernel = 3 };
+enum TaskState : uint32_t { kStarted = 0, kFinished = 1, kCudaError = 2, kNoSuchKernel = 3, kHarness = 4 };
 
 [[noreturn]] void stop(int status, const std::string& line) {
     std::fprintf(stderr, "gpu_runner: %s\n", line.c_str());
@@ -129,6 +145,7 @@ public:
     }
     void u32(uint32_t v) { bytes(&v, sizeof v); }
     void u64(uint64_t v) { bytes(&v, sizeof v); }
+    void f64(double v) { bytes(&v, sizeof v); }
     void str(const std::string& s) {
         u32(uint32_t(s.size()));
         bytes(s.data(), s.size());
@@ -199,10 +216,22 @@ struct Launch {
     std::vector<Arg> args;
 };
 
+// A timed task's `time` line: what the runner does around its one launch, every repetition.
+struct Timing {
+    std::string input, output;  // the buffers refilled (fresh words) and hashed
+    uint64_t seed = 0;
+    uint32_t high = 0;       // input words are 0..high
+    bool inclusive = false;  // CUB's reference: an inclusive or an exclusive sum
+    uint32_t warmup = 0, least = 0, most = 0;
+    double spread = 0;  // stop once MAD / median of the submission's and CUB's times are both at most this
+};
+
 struct Task {
     std::vector<BufferSpec> buffers;
     std::vector<Launch> launches;
     std::vector<std::string> dumps;
+    bool timed = false;
+    Timing timing;
 };
 
 struct Global {
@@ -212,6 +241,7 @@ struct Global {
 
 struct Plan {
     std::string module;
+    std::string library;  // the harness's timing library (timed tasks only)
     std::vector<Global> globals;
     std::vector<Task> tasks;
 };
@@ -302,13 +332,23 @@ Plan readPlan(const std::string& path) {
             const uint64_t bytes = number(w[2], line, kMostGlobalBytes);
             if (bytes == 0) badPlan(line, "a global of 0 bytes");
             plan.globals.push_back(Global{w[1], bytes});
-        } else if (what == "task") {
-            if (w.size() != 1 || task != nullptr) badPlan(line, "task takes no words, and tasks do not nest");
+        } else if (what == "library") {
+            if (w.size() != 2 || plan.module.empty() || task != nullptr || !plan.tasks.empty()) {
+                badPlan(line, "library FILE, after the module and before the first task");
+            }
+            plan.library = w[1];
+        } else if (what == "task" || what == "timed") {
+            if (w.size() != 1 || task != nullptr) badPlan(line, what + " takes no words, and tasks do not nest");
+            if (what == "timed" && plan.library.empty()) badPlan(line, "a timed task needs the plan's library");
             plan.tasks.emplace_back();
             task = &plan.tasks.back();
+            task->timed = what == "timed";
         } else if (what == "end") {
             if (w.size() != 1 || task == nullptr) badPlan(line, "end without a task");
             if (task->launches.empty()) badPlan(line, "a task without a launch");
+            if (task->timed && (task->launches.size() != 1 || task->timing.output.empty())) {
+                badPlan(line, "a timed task has exactly one launch and a time line");
+            }
             task = nullptr;
         } else if (task == nullptr) {
             badPlan(line, what + " outside a task");
@@ -351,7 +391,35 @@ Plan readPlan(const std::string& path) {
                 }
             }
             task->launches.push_back(l);
+        } else if (what == "time") {
+            if (!task->timed || w.size() != 10 || !task->timing.output.empty()) {
+                badPlan(line, "time IN OUT SEED HIGH exclusive|inclusive WARMUP LEAST MOST SPREAD, once, in a timed task");
+            }
+            Timing& t = task->timing;
+            t.input = w[1];
+            t.output = w[2];
+            t.seed = number(w[3], line, ~0ull);
+            t.high = uint32_t(number(w[4], line, 0x7FFFFFFFull));
+            if (w[5] != "exclusive" && w[5] != "inclusive") badPlan(line, "the reference is exclusive or inclusive");
+            t.inclusive = w[5] == "inclusive";
+            t.warmup = uint32_t(number(w[6], line, 100));
+            t.least = uint32_t(number(w[7], line, 1000));
+            t.most = uint32_t(number(w[8], line, 1000));
+            char* rest = nullptr;
+            t.spread = std::strtod(w[9].c_str(), &rest);
+            if (*rest != '\0' || !(t.spread >= 0 && t.spread < 1)) badPlan(line, "SPREAD is a fraction, 0 to 1");
+            if (t.least == 0 || t.most < t.least) badPlan(line, "1 <= LEAST <= MOST");
+            for (const std::string* name : {&t.input, &t.output}) {
+                const BufferSpec* found = nullptr;
+                for (const BufferSpec& b : task->buffers) found = b.name == *name ? &b : found;
+                if (found == nullptr || found->width != 4) badPlan(line, "no 4-byte-word buffer " + *name);
+            }
+            if (t.input == t.output) badPlan(line, "IN and OUT are two buffers");
+            for (const BufferSpec& b : task->buffers) {
+                if (b.init.rfind("file:", 0) == 0) badPlan(line, "a timed task's buffers are zero or poison");
+            }
         } else if (what == "dump") {
+            if (task->timed) badPlan(line, "a timed task dumps its timing record, not buffers");
             for (size_t k = 1; k < w.size(); ++k) {
                 bool known = false;
                 for (const BufferSpec& b : task->buffers) known = known || b.name == w[k];
@@ -569,6 +637,414 @@ bool runTask(size_t index, const Task& task, CUmodule module, double limit) {
     return true;
 }
 
+// ---- timed tasks -------------------------------------------------------------------
+//
+// A timed task runs its one launch many times, interleaved with CUB's scan of the same
+// input and a device-to-device copy of it, all on one stream the runner owns; every
+// repetition r (warm-up ones too):
+//   1. every buffer of the task back to its INIT (zero or poison, guards poisoned), the
+//      reference buffer (OUT's shape) poisoned, IN filled with repetition r's words (the
+//      library's fill from SEED: no two repetitions, and no two gradings, alike), and
+//      IN hashed (the hash of IN "before");
+//   2. the three measurements, in an order that rotates with r (submission, CUB, copy;
+//      CUB, copy, submission; copy, submission, CUB). Before each: the flush buffer
+//      (four times the L2, at least 256 MiB) written, the persisting-L2 lines reset to
+//      normal (cuCtxResetPersistingL2Cache) and the stream's access-policy window
+//      cleared; the stream drained. Each is timed by two events around it on the stream;
+//      the submission's launch also by the host clock from before the first event to the
+//      end of a device-wide cuCtxSynchronize (work the events did not cover would show
+//      there). Right after the submission's launch, IN is hashed again ("after") and all
+//      of OUT's words (guards too) hashed; right after CUB's scan, the reference's. Each
+//      hash is copied to the host at once, before anything of the submission runs again.
+//   3. the SM and memory clocks (NVML, when libnvidia-ml loads; else 0).
+// The count adapts: after WARMUP repetitions, at least LEAST and at most MOST are
+// measured, stopping once the median absolute deviation of the submission's times and
+// of CUB's are both at most SPREAD of their medians. Nothing is judged here: Python
+// compares the hashes (the submission's OUT with CUB's, IN before with after) of every
+// repetition and decides which times count.
+//
+// The record (the task's one "dump", after the task file's header): "GPRTIM01", str the
+// device's name, u32 major, u32 minor, u64 L2 bytes, u64 flush bytes, str the clocks'
+// source ("nvml" or "attribute"), u32 the SM's and u32 the memory's top clock (MHz),
+// u32 warmup, u32 why it stopped (0 spread reached, 1 MOST measured), u32 repetitions;
+// per repetition: u32 order (0, 1, 2 as above), f64 submission ms (events), f64 CUB ms,
+// f64 copy ms, f64 submission wall ms, u64 hash IN before, u64 hash IN after, u64 hash
+// OUT, u64 hash reference, u32 SM MHz, u32 memory MHz.
+
+struct Library {
+    void* handle = nullptr;
+    int (*version)() = nullptr;
+    int (*tempBytes)(size_t, size_t*) = nullptr;
+    int (*scan)(void*, size_t, const void*, void*, size_t, int, CUstream) = nullptr;
+    int (*fill)(void*, size_t, uint64_t, uint32_t, uint32_t, CUstream) = nullptr;
+    int (*hash)(const void*, size_t, uint64_t, void*, CUstream) = nullptr;
+};
+
+// The library, or nullptr with `why` said (the harness's own failure, never the submission's).
+Library* openLibrary(const std::string& path, std::string& why) {
+    static Library lib;
+    if (lib.handle != nullptr) return &lib;
+    const std::string where = path.find('/') == std::string::npos ? "./" + path : path;
+    void* handle = ::dlopen(where.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+        why = "cannot load the timing library " + path + ": " + ::dlerror();
+        return nullptr;
+    }
+    bool complete = true;
+    auto get = [&](const char* name) {
+        void* f = ::dlsym(handle, name);
+        if (f == nullptr && complete) why = std::string("the timing library lacks ") + name;
+        complete = complete && f != nullptr;
+        return f;
+    };
+    lib.version = reinterpret_cast<int (*)()>(get("scanlab_timing_version"));
+    lib.tempBytes = reinterpret_cast<int (*)(size_t, size_t*)>(get("scanlab_cub_temp_bytes"));
+    lib.scan = reinterpret_cast<int (*)(void*, size_t, const void*, void*, size_t, int, CUstream)>(
+        get("scanlab_cub_scan_i32"));
+    lib.fill = reinterpret_cast<int (*)(void*, size_t, uint64_t, uint32_t, uint32_t, CUstream)>(get("scanlab_fill_u32"));
+    lib.hash = reinterpret_cast<int (*)(const void*, size_t, uint64_t, void*, CUstream)>(get("scanlab_hash_u32"));
+    if (complete && lib.version() != 1) {
+        why = "the timing library is of another version";
+        complete = false;
+    }
+    if (!complete) return nullptr;
+    lib.handle = handle;
+    return &lib;
+}
+
+// NVML, found at run time: the clocks of the device the runner uses (by its PCI bus id).
+class Clocks {
+public:
+    explicit Clocks(CUdevice device) {
+        handle_ = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+        char bus[64] = {};
+        if (handle_ != nullptr && ::cuDeviceGetPCIBusId(bus, sizeof bus - 1, device) == CUDA_SUCCESS) {
+            auto init = reinterpret_cast<int (*)()>(::dlsym(handle_, "nvmlInit_v2"));
+            auto byBus = reinterpret_cast<int (*)(const char*, void**)>(::dlsym(handle_, "nvmlDeviceGetHandleByPciBusId_v2"));
+            clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(::dlsym(handle_, "nvmlDeviceGetClockInfo"));
+            maxClock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(::dlsym(handle_, "nvmlDeviceGetMaxClockInfo"));
+            ok_ = init != nullptr && byBus != nullptr && clock_ != nullptr && maxClock_ != nullptr && init() == 0 &&
+                  byBus(bus, &device_) == 0;
+        }
+        if (ok_) {
+            maxClock_(device_, kSm, &topSm_);
+            maxClock_(device_, kMemory, &topMemory_);
+        } else {  // the driver's typical and peak clocks (kHz), when NVML cannot be had
+            int sm = 0, memory = 0;
+            ::cuDeviceGetAttribute(&sm, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, device);
+            ::cuDeviceGetAttribute(&memory, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, device);
+            topSm_ = unsigned(sm / 1000);
+            topMemory_ = unsigned(memory / 1000);
+        }
+    }
+    std::string source() const { return ok_ ? "nvml" : "attribute"; }
+    unsigned topSm() const { return topSm_; }
+    unsigned topMemory() const { return topMemory_; }
+    unsigned now(bool memory) const {
+        unsigned mhz = 0;
+        if (ok_ && clock_(device_, memory ? kMemory : kSm, &mhz) != 0) mhz = 0;
+        return mhz;
+    }
+
+private:
+    static constexpr int kSm = 1, kMemory = 2;  // NVML_CLOCK_SM, NVML_CLOCK_MEM
+    void* handle_ = nullptr;
+    void* device_ = nullptr;
+    int (*clock_)(void*, int, unsigned*) = nullptr;
+    int (*maxClock_)(void*, int, unsigned*) = nullptr;
+    bool ok_ = false;
+    unsigned topSm_ = 0, topMemory_ = 0;
+};
+
+struct Repetition {
+    uint32_t order = 0;
+    double student = 0, cub = 0, copy = 0, wall = 0;
+    uint64_t inBefore = 0, inAfter = 0, out = 0, reference = 0;
+    uint32_t sm = 0, memory = 0;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
+// Median absolute deviation over the median: how far the times spread (0 when all agree).
+double spreadOf(const std::vector<double>& v) {
+    const double m = median(v);
+    std::vector<double> away;
+    for (double x : v) away.push_back(x > m ? x - m : m - x);
+    return m > 0 ? median(away) / m : 1;
+}
+
+// A CUDA error of a timed task: where it happened, for the task file.
+struct Failure {
+    CUresult result = CUDA_SUCCESS;
+    std::string step;
+};
+
+bool runTimedTask(size_t index, const Task& task, CUmodule module, double limit, const std::string& libraryPath,
+                  CUdevice device) {
+    const std::string path = "task-" + std::to_string(index) + ".bin";
+    {
+        Writer marker(path);
+        header(marker, kStarted, 0, CUDA_SUCCESS, "");
+        marker.close();
+    }
+    const Timing& t = task.timing;
+    const Launch& l = task.launches[0];
+    std::string why;
+    Library* found = openLibrary(libraryPath, why);
+    if (found == nullptr) {
+        Writer w(path);
+        header(w, kHarness, 0, CUDA_SUCCESS, why);
+        w.close();
+        stop(kExitRunner, why);
+    }
+    Library& lib = *found;
+    Clocks clocks(device);
+    std::map<std::string, Buffer> buffers;
+    std::vector<CUdeviceptr> own;  // the runner's: reference, copy target, flush, hash words, CUB's storage
+    CUstream stream = nullptr;
+    CUevent marks[2] = {nullptr, nullptr};
+    auto release = [&]() {
+        for (auto& entry : buffers) {
+            if (entry.second.base != 0) ::cuMemFree(entry.second.base);
+        }
+        for (CUdeviceptr p : own) ::cuMemFree(p);
+        for (CUevent e : marks) {
+            if (e != nullptr) ::cuEventDestroy(e);
+        }
+        if (stream != nullptr) ::cuStreamDestroy(stream);
+    };
+    auto failed = [&](TaskState state, const Failure& f, uint32_t reached) {
+        Writer w(path);
+        header(w, state, reached, f.result, f.step);
+        w.close();
+        if (state == kCudaError) {
+            std::fprintf(stderr, "gpu_runner: task %zu: %s: %s\n", index, f.step.c_str(), errorName(f.result).c_str());
+        }
+        release();
+        return state != kCudaError;
+    };
+    Failure f;
+    auto ok = [&f](CUresult r, const std::string& step) {
+        if (r != CUDA_SUCCESS && f.result == CUDA_SUCCESS) f = Failure{r, step};
+        return r == CUDA_SUCCESS;
+    };
+    auto alloc = [&](size_t bytes, const std::string& what) {
+        CUdeviceptr p = 0;
+        if (ok(::cuMemAlloc(&p, std::max<size_t>(bytes, 1)), "allocating " + what)) own.push_back(p);
+        return p;
+    };
+
+    CUfunction kernel = nullptr;
+    if (::cuModuleGetFunction(&kernel, module, l.kernel.c_str()) != CUDA_SUCCESS) {
+        return failed(kNoSuchKernel, Failure{CUDA_SUCCESS, l.kernel}, 0);
+    }
+    ok(::cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "creating the stream");
+    for (CUevent& e : marks) ok(::cuEventCreate(&e, CU_EVENT_DEFAULT), "creating an event");
+    for (const BufferSpec& spec : task.buffers) {
+        Buffer b;
+        b.spec = spec;
+        if (!ok(::cuMemAlloc(&b.base, std::max<size_t>(b.bytes(), 1)), "allocating " + spec.name)) break;
+        buffers[spec.name] = b;
+    }
+    if (f.result != CUDA_SUCCESS) return failed(kCudaError, f, 0);
+    const Buffer& in = buffers.at(t.input);
+    const Buffer& out = buffers.at(t.output);
+    if (in.spec.count != out.spec.count) stop(kExitUsage, "a timed task's IN and OUT hold as many words");
+    const size_t n = in.spec.count;
+    ok(::cuMemsetD8(in.base, 0xFF, in.bytes()), "poisoning " + t.input);  // the guards stay so: hashed with IN
+    if (f.result != CUDA_SUCCESS) return failed(kCudaError, f, 0);
+    int l2 = 0;
+    ::cuDeviceGetAttribute(&l2, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, device);
+    const size_t flushBytes = std::max<size_t>(4 * size_t(l2), size_t(256) << 20);
+    size_t tempBytes = 0;
+    if (lib.tempBytes(n, &tempBytes) != 0) {
+        Writer w(path);
+        header(w, kHarness, 0, CUDA_SUCCESS, "CUB's scan could not say its temporary storage");
+        w.close();
+        stop(kExitRunner, "CUB's scan could not say its temporary storage");
+    }
+    const CUdeviceptr reference = alloc(out.bytes(), "the reference");
+    const CUdeviceptr copyTarget = alloc(n * 4, "the copy's target");
+    const CUdeviceptr flush = alloc(flushBytes, "the flush buffer");
+    const CUdeviceptr sums = alloc(sizeof(uint64_t), "the hash word");
+    const CUdeviceptr temp = alloc(tempBytes, "CUB's storage");
+    if (f.result != CUDA_SUCCESS) return failed(kCudaError, f, 0);
+    ::cuCtxSetLimit(CU_LIMIT_PERSISTING_L2_CACHE_SIZE, 0);  // no set-aside L2 (refused on GPUs without one)
+
+    std::vector<CUdeviceptr> pointers(l.args.size());
+    std::vector<void*> params(l.args.size());
+    for (size_t k = 0; k < l.args.size(); ++k) {
+        if (!l.args[k].buffer.empty()) {
+            pointers[k] = buffers.at(l.args[k].buffer).first();
+            params[k] = &pointers[k];
+        } else {
+            params[k] = const_cast<unsigned char*>(l.args[k].value.data());
+        }
+    }
+    const uint64_t key = t.seed * 0x9E3779B97F4A7C15ull + 0x5CA1AB1Eull;
+
+    // Waits for the stream by spinning (the host clock must see the end at once), then for the whole device.
+    auto drain = [&](const std::string& what) {
+        const auto start = std::chrono::steady_clock::now();
+        for (;;) {
+            const CUresult r = ::cuStreamQuery(stream);
+            if (r != CUDA_ERROR_NOT_READY) return ok(r, what) && ok(::cuCtxSynchronize(), what);
+            const std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+            if (waited.count() > limit) {
+                std::fprintf(stderr, "gpu_runner: task %zu: %s ran past the launch limit of %g s\n", index,
+                             what.c_str(), limit);
+                std::fflush(stderr);
+                std::_Exit(kExitHung);  // the task file still says "started"
+            }
+        }
+    };
+    auto hashOf = [&](CUdeviceptr words, size_t count, uint64_t& into, const std::string& what) {
+        uint64_t got = 0;
+        if (ok(::cuMemsetD8Async(sums, 0, sizeof got, stream), what) &&
+            ok(CUresult(lib.hash(reinterpret_cast<const void*>(words), count, key,
+                                 reinterpret_cast<void*>(sums), stream)), what) &&
+            drain(what) && ok(::cuMemcpyDtoH(&got, sums, sizeof got), what)) {
+            into = got;
+        }
+    };
+    uint32_t flushes = 0;
+    auto settle = [&](const std::string& what) {  // the L2 as no earlier launch left it
+        CUlaunchAttributeValue none;
+        std::memset(&none, 0, sizeof none);
+        none.accessPolicyWindow.hitProp = CU_ACCESS_PROPERTY_NORMAL;
+        none.accessPolicyWindow.missProp = CU_ACCESS_PROPERTY_NORMAL;
+        ok(::cuStreamSetAttribute(stream, CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW, &none), what);
+        drain(what);
+        ::cuCtxResetPersistingL2Cache();  // persisting lines back to normal (refused where there are none)
+        ok(::cuMemsetD32Async(flush, 0x5CA1AB1Eu ^ ++flushes, flushBytes / 4, stream), what);  // then written over
+        drain(what);
+    };
+    auto elapsed = [&](double& ms, const std::string& what) {
+        float got = 0;
+        if (ok(::cuEventElapsedTime(&got, marks[0], marks[1]), what)) ms = got;
+    };
+
+    std::vector<Repetition> reps;
+    std::vector<double> studentTimes, cubTimes;
+    uint32_t stopped = 1;
+    for (uint32_t r = 0; r < t.warmup + t.most; ++r) {
+        const std::string at = " (repetition " + std::to_string(r) + ")";
+        Repetition rep;
+        rep.order = r % 3;
+        for (const auto& entry : buffers) {
+            const Buffer& b = entry.second;
+            if (entry.first == t.input) continue;  // refilled below; its guards stay poisoned from the start
+            ok(::cuMemsetD8Async(b.base, b.spec.init == "zero" ? 0 : 0xFF, b.bytes(), stream), "resetting" + at);
+            if (b.spec.init == "zero" && b.spec.guard > 0) {
+                ok(::cuMemsetD8Async(b.base, 0xFF, b.spec.guard * b.spec.width, stream), "resetting" + at);
+                ok(::cuMemsetD8Async(b.first() + b.spec.count * b.spec.width, 0xFF, b.spec.guard * b.spec.width,
+                                     stream), "resetting" + at);
+            }
+        }
+        ok(::cuMemsetD8Async(reference, 0xFF, out.bytes(), stream), "resetting" + at);
+        ok(CUresult(lib.fill(reinterpret_cast<void*>(in.first()), n, t.seed, r, t.high, stream)), "filling" + at);
+        hashOf(in.base, in.spec.words(), rep.inBefore, "hashing the input" + at);
+        if (f.result != CUDA_SUCCESS) return failed(kCudaError, f, r);
+        for (uint32_t k = 0; k < 3; ++k) {
+            const uint32_t which = (rep.order + k) % 3;  // 0 the submission, 1 CUB, 2 the copy
+            settle("flushing the L2" + at);
+            if (which == 0) {
+                Writer marker(path);  // a process killed in the submission's launch leaves it marked
+                header(marker, kStarted, r, CUDA_SUCCESS, "");
+                marker.close();
+                const auto start = std::chrono::steady_clock::now();
+                ok(::cuEventRecord(marks[0], stream), "timing" + at);
+                ok(::cuLaunchKernel(kernel, l.grid, 1, 1, l.block, 1, 1, l.shared, stream,
+                                    params.empty() ? nullptr : params.data(), nullptr), "launching " + l.kernel + at);
+                ok(::cuEventRecord(marks[1], stream), "timing" + at);
+                drain("running " + l.kernel + at);
+                const std::chrono::duration<double, std::milli> wall = std::chrono::steady_clock::now() - start;
+                rep.wall = wall.count();
+                elapsed(rep.student, "timing " + l.kernel + at);
+                hashOf(in.base, in.spec.words(), rep.inAfter, "hashing the input" + at);
+                hashOf(out.base, out.spec.words(), rep.out, "hashing the output" + at);
+                rep.sm = clocks.now(false);
+                rep.memory = clocks.now(true);
+            } else if (which == 1) {
+                ok(::cuEventRecord(marks[0], stream), "timing" + at);
+                ok(CUresult(lib.scan(reinterpret_cast<void*>(temp), tempBytes, reinterpret_cast<const void*>(in.first()),
+                                     reinterpret_cast<void*>(reference + out.spec.guard * 4), n, t.inclusive ? 1 : 0,
+                                     stream)), "CUB's scan" + at);
+                ok(::cuEventRecord(marks[1], stream), "timing" + at);
+                drain("CUB's scan" + at);
+                elapsed(rep.cub, "timing CUB's scan" + at);
+                hashOf(reference, out.spec.words(), rep.reference, "hashing the reference" + at);
+            } else {
+                ok(::cuEventRecord(marks[0], stream), "timing" + at);
+                ok(::cuMemcpyDtoDAsync(copyTarget, in.first(), n * 4, stream), "the copy" + at);
+                ok(::cuEventRecord(marks[1], stream), "timing" + at);
+                drain("the copy" + at);
+                elapsed(rep.copy, "timing the copy" + at);
+            }
+            if (f.result != CUDA_SUCCESS) return failed(kCudaError, f, r);
+        }
+        reps.push_back(rep);
+        if (r < t.warmup) continue;
+        studentTimes.push_back(rep.student);
+        cubTimes.push_back(rep.cub);
+        if (studentTimes.size() >= t.least && spreadOf(studentTimes) <= t.spread && spreadOf(cubTimes) <= t.spread) {
+            stopped = 0;
+            break;
+        }
+    }
+
+    char name[256] = {};
+    ::cuDeviceGetName(name, sizeof name - 1, device);
+    int major = 0, minor = 0;
+    ::cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
+    ::cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
+    {
+        Writer w(path);
+        header(w, kFinished, uint32_t(reps.size()), CUDA_SUCCESS, "");
+        std::string body = "GPRTIM01";
+        auto u32 = [&body](uint32_t v) { body.append(reinterpret_cast<const char*>(&v), sizeof v); };
+        auto u64 = [&body](uint64_t v) { body.append(reinterpret_cast<const char*>(&v), sizeof v); };
+        auto f64 = [&body](double v) { body.append(reinterpret_cast<const char*>(&v), sizeof v); };
+        auto str = [&](const std::string& s) {
+            u32(uint32_t(s.size()));
+            body += s;
+        };
+        str(name);
+        u32(uint32_t(major));
+        u32(uint32_t(minor));
+        u64(uint64_t(l2));
+        u64(flushBytes);
+        str(clocks.source());
+        u32(clocks.topSm());
+        u32(clocks.topMemory());
+        u32(t.warmup);
+        u32(stopped);
+        u32(uint32_t(reps.size()));
+        for (const Repetition& rep : reps) {
+            u32(rep.order);
+            f64(rep.student);
+            f64(rep.cub);
+            f64(rep.copy);
+            f64(rep.wall);
+            u64(rep.inBefore);
+            u64(rep.inAfter);
+            u64(rep.out);
+            u64(rep.reference);
+            u32(rep.sm);
+            u32(rep.memory);
+        }
+        w.u64(body.size());
+        w.bytes(body.data(), body.size());
+        w.close();
+    }
+    release();
+    return true;
+}
+
 // ---- --probe -----------------------------------------------------------------------
 
 int probe(const std::string& fatbin) {
@@ -684,7 +1160,9 @@ int main(int argc, char** argv) {
         }
         first = false;
         previous = graded;
-        if (!runTask(k, plan.tasks[k], module, limit)) return kExitStopped;
+        const bool fine = plan.tasks[k].timed ? runTimedTask(k, plan.tasks[k], module, limit, plan.library, device)
+                                              : runTask(k, plan.tasks[k], module, limit);
+        if (!fine) return kExitStopped;
     }
     return kExitDone;
 }

@@ -82,7 +82,7 @@ def refusals(chosen: list[tuple[str, Path]], repo: Path = REPO) -> list[str]:
         elif path.read_bytes() in solutions:
             why.append(f"{name}: has the same bytes as {solutions[path.read_bytes()]}")
     names = {name for name, _ in chosen}
-    for needed in (*TOP, "harness/grade.py", "harness/gradescope/run_autograder.py"):
+    for needed in (*TOP, "harness/grade.py", "harness/exercises.toml", "harness/gradescope/run_autograder.py"):
         if needed not in names:
             why.append(f"{needed}: missing; the autograder cannot run without it")
     return why

@@ -11,7 +11,7 @@ results.json goes). See harness/README.md, "Gradescope".
 
 Each exercise is looked for by its file name (the starter's name in
 exercises/), at the top of the submission or one folder down, and graded in
-course mode through grade.py's `grade()`, exactly as `grade.py EXERCISE FILE
+course mode through `grade()` (scanlab/dispatch.py), exactly as `grade.py EXERCISE FILE
 --mode course` would. Every exercise appears in results.json whatever
 happens to it, always with the same maximum: graded (its checks, named
 "EXERCISE: check"), not submitted, not a usable file, needs a GPU this machine
@@ -71,24 +71,17 @@ HARNESS = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HARNESS))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import grade as grade_cli  # noqa: E402  harness/grade.py: GRADERS, grade()
 from results_schema import problems as schema_problems  # noqa: E402
-from scanlab import sandbox  # noqa: E402
-from scanlab.grading import Report, max_score, visible, write_results_atomically  # noqa: E402  max_score: points.toml
+from scanlab import dispatch, registry, sandbox  # noqa: E402  dispatch.grade(): grade.py's, exactly
+from scanlab.grading import Report, max_score, visible, write_results_atomically  # noqa: E402
 
 EXIT_WRITTEN = 0
 EXIT_USAGE = 2
 EXIT_NOT_ALL_GRADED = 4
 
-# The file a student submits for each exercise: the starter's name in exercises/
-# (test_gradescope.py checks that each exists and that every grader has one).
-EXERCISE_FILES = {
-    "day31": "day31_shift_then_scan.cu",
-    "drill01": "01_exclusive_to_inclusive.cpp",
-    "drill02": "02_segmented_scan.cpp",
-    "drill03": "03_scan_analysis.md",
-}
-STARTERS = HARNESS.parent / "exercises"
+# The file a student submits for each of the course's exercises (the starter's name in exercises/):
+# harness/exercises.toml, without the stretch drills.
+EXERCISE_FILES = registry.COURSE
 
 # One exercise's grading, wall clock. A complete drill grades in under 10 s on two cores; a
 # submission that runs into every per-run limit of the sandbox (each compile step 20 s, each
@@ -513,7 +506,7 @@ def instructor_text(report: Report) -> str:
 
 
 def maximum(exercise: str) -> float:
-    """The exercise's points whatever the outcome (the sum of its entries in harness/points.toml,
+    """The exercise's points whatever the outcome (the sum of its entries in harness/exercises.toml,
     the graders' own table), so a test for an exercise that was not graded weighs what a graded
     one would."""
     return float(max_score(exercise))
@@ -525,7 +518,7 @@ def quick_result(found: Found, gpu_problem: str | None) -> tuple[list[dict], str
     exercise = found.exercise
     name = EXERCISE_FILES[exercise]
     points = maximum(exercise)
-    if grade_cli.GRADERS[exercise][2] and gpu_problem is not None:
+    if dispatch.needs_gpu(exercise) and gpu_problem is not None:
         message = (GPU_MESSAGE.format(exercise=exercise, why=gpu_problem, name=found.shown) if found.path
                    and not found.problem else GPU_NOT_SUBMITTED.format(exercise=exercise, name=name))
         return ([test_entry(f"{exercise}: graded on a GPU machine", 0.0, 0.0, message, passed=True)],
@@ -554,14 +547,17 @@ def grade_found(found: Found, seed: int, private: Path, log) -> tuple[list[dict]
                     f"{exercise}: not graded: {why} (0/{points:g})", True)
         work = private / "work"
         work.mkdir(mode=0o700)
-        report = grade_cli.grade(exercise, copy, work, seed, "course")
+        report = dispatch.grade(exercise, copy, work, seed, "course")
         log(instructor_text(report))
         tests = []
-        for test in report.gradescope()["tests"]:
+        graded = report.gradescope()
+        for test in graded["tests"]:
             test = dict(test)
             if not test["name"].startswith(f"{exercise}: "):  # the report's own hidden test carries it already
                 test["name"] = f"{exercise}: {test['name']}"
             tests.append(test)
+        if graded.get("leaderboard") and tests:  # carried out of the child in a test's extra_data; see build_results
+            tests[0]["extra_data"] = {"leaderboard": graded["leaderboard"]}
         if not tests:  # a report with no checks would silently drop the exercise's points
             raise RuntimeError(f"the {exercise} grader returned a report with no checks")
         line = f"{exercise}: {found.shown}: {report.score:g}/{report.max_score:g}"
@@ -612,7 +608,7 @@ def grade_one(found: Found, gpu_problem: str | None, seed: int, scratch: Scratch
 def gpu_check(found: dict[str, Found], log) -> str | None:
     """The Day 31 grader's own GPU probe: made always (a GPU exercise weighs 0 here without a GPU,
     submitted or not, so the assignment's maximum must not depend on what was submitted)."""
-    if not any(grade_cli.GRADERS[f.exercise][2] for f in found.values()):
+    if not any(dispatch.needs_gpu(f.exercise) for f in found.values()):
         return None
     try:
         from scanlab.grade_day31 import probe_gpu
@@ -682,8 +678,11 @@ def build_results(root: Path, seed: int, started: float, log, closed: list[str] 
     score = sum(t["score"] for t in tests)
     out_of = sum(t["max_score"] for t in tests)
     output = "\n".join([f"scan-lab autograder: {score:g}/{out_of:g}", isolation, *lines])
+    board = [entry for t in tests for entry in t.pop("extra_data", {}).get("leaderboard", [])]
     results = {"score": score, "execution_time": round(time.monotonic() - started, 3), "output": output,
                "stdout_visibility": "hidden", "tests": tests}
+    if board:  # Gradescope's leaderboard (drill 05's speed, when the course grades it on a GPU machine)
+        results["leaderboard"] = board
     return results, all_graded
 
 
@@ -724,13 +723,13 @@ def prepare(root: Path, seed: int) -> int:
     print(isolation_line())
     failed = 0
     for exercise in EXERCISE_FILES:
-        needs_gpu = grade_cli.GRADERS[exercise][2]
+        needs_gpu = dispatch.needs_gpu(exercise)
         if needs_gpu:
             print(f"{exercise}: needs a GPU, graded elsewhere; worth {maximum(exercise):g} here")
             continue
         try:
             with tempfile.TemporaryDirectory(prefix="scanlab-starter-") as work:
-                report = grade_cli.grade(exercise, STARTERS / EXERCISE_FILES[exercise], Path(work), seed, "course")
+                report = dispatch.grade(exercise, registry.EXERCISES[exercise].starter, Path(work), seed, "course")
         except Exception:  # noqa: BLE001
             failed += 1
             print(f"{exercise}: the grader failed on the untouched starter:\n{traceback.format_exc(limit=8)}")

@@ -18,7 +18,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 export DEBIAN_FRONTEND=noninteractive
 apt-get update
 apt-get install -y --no-install-recommends python3 g++ binutils bubblewrap
-# The graders need Python 3.11 or newer (tomllib reads harness/points.toml). Ubuntu 24.04's
+# The graders need Python 3.11 or newer (tomllib reads harness/exercises.toml). Ubuntu 24.04's
 # python3 is; 22.04's is 3.10, and its python3.11 package is the one to take.
 python=python3
 if ! python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then

@@ -493,9 +493,71 @@ def write_summary(out_dir: Path, states: dict[str, dict], maxima: dict[str, floa
             os.replace(tmp, png)
         md += ["", "Histogram of totals: total-scores.png."]
         written.append("total-scores.png")
+    written += write_leaderboard(out_dir, states, write)
     write(out_dir / "summary.md", "\n".join(md) + "\n")
     write(out_dir / "summary.csv", table.getvalue())
     return written
+
+
+LEADERBOARD_COLUMNS = ["rank", "student", "exercise", "size", "gbps", "ms", "against_cub", "of_copy", "cub_gbps",
+                       "copy_gbps"]
+
+
+def leaderboard_rows(states: dict[str, dict]) -> list[list]:
+    """A row per (student, exercise, timed size) of every submission that passed all its checks (only those
+    carry "speed" in state.json), ranked per exercise by GB/s at its largest size, fastest first."""
+    rows = []
+    for exercise in sorted({e for st in states.values() for e, entry in st["exercises"].items() if entry.get("speed")}):
+        passing = {s: states[s]["exercises"][exercise]["speed"] for s in states
+                   if states[s]["exercises"].get(exercise, {}).get("speed")}
+        largest = max((size for sp in passing.values() for size in sp), key=lambda size: next(
+            sp[size]["n"] for sp in passing.values() if size in sp))
+        order = sorted(passing, key=lambda s: (-passing[s].get(largest, {}).get("gbps", 0.0), natural_key(s)))
+        for rank, student in enumerate(order, start=1):
+            for size, row in sorted(passing[student].items(), key=lambda kv: kv[1]["n"]):
+                rows.append([rank, student, exercise, size, *(row[c] for c in LEADERBOARD_COLUMNS[4:])])
+    return rows
+
+
+def write_leaderboard(out_dir: Path, states: dict[str, dict], write) -> list[str]:
+    """leaderboard.csv and leaderboard.png (GB/s by student at the largest timed size, CUB's and the copy's
+    medians as lines) when a passing submission was timed; the names of the files written."""
+    rows = leaderboard_rows(states)
+    if not rows:
+        return []
+    table = io.StringIO()
+    w = csv.writer(table, lineterminator="\n")
+    w.writerow(LEADERBOARD_COLUMNS)
+    w.writerows(rows)
+    write(out_dir / "leaderboard.csv", table.getvalue())
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return ["leaderboard.csv"]
+    largest = max(rows, key=lambda r: (states[r[1]]["exercises"][r[2]]["speed"][r[3]]["n"]))[3]
+    top = [r for r in rows if r[3] == largest]
+    fig, ax = plt.subplots(figsize=(max(4.0, 0.35 * len(top) + 2), 3.8))
+    ax.bar(range(len(top)), [r[4] for r in top], color="#4477aa")
+    ax.set_xticks(range(len(top)), [r[1] for r in top], rotation=60, ha="right", fontsize=7)
+    for column, colour, label in ((8, "#cc6677", "CUB"), (9, "#228833", "copy")):
+        ax.axhline(statistics.median(r[column] for r in top), color=colour, linestyle="--", label=f"{label} (median)")
+    ax.set_ylabel(f"GB/s at n={largest}")
+    ax.set_title(f"{top[0][2]}: {len(top)} passing submissions, fastest first")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    png = out_dir / "leaderboard.png"
+    tmp = png.with_name(".leaderboard.png.tmp")
+    fig.savefig(tmp, format="png", metadata={"Software": None})
+    plt.close(fig)
+    if png.is_file() and png.read_bytes() == tmp.read_bytes():
+        tmp.unlink()
+    else:
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, png)
+    return ["leaderboard.csv", "leaderboard.png"]
 
 
 def similarity_section(states: dict[str, dict], exercises: list[str]) -> list[str]:

@@ -64,19 +64,15 @@ from . import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
 from .sandbox import SHARED_PLACES, ipc_objects, remove_ipc
 from .grading import SUBMISSION_LIMIT_BYTES, TOO_LARGE, visible
 from .paths import HARNESS, REPO
-from . import class_tools
+from . import class_tools, dispatch, registry
 from .class_tools import natural_key
 
-# The file each exercise is submitted under: the starter's name in exercises/.
-EXERCISE_FILES = {
-    "day31": "day31_shift_then_scan.cu",
-    "drill01": "01_exclusive_to_inclusive.cpp",
-    "drill02": "02_segmented_scan.cpp",
-    "drill03": "03_scan_analysis.md",
-}
+# The file each of the course's exercises is submitted under (the starter's name in exercises/),
+# in the order of the columns: harness/exercises.toml, without the stretch drills.
+EXERCISE_FILES = registry.COURSE
 FILE_EXERCISE = {name: exercise for exercise, name in EXERCISE_FILES.items()}
 OUR_FILES = {"grades.csv", "class.json", "canvas.csv", "gradescope.csv", "summary.md", "summary.csv",
-             "total-scores.png"}  # a student folder so named would collide with them in OUT_DIR
+             "total-scores.png", "leaderboard.csv", "leaderboard.png"}  # a student folder so named would collide
 SKIPPED_FOLDERS = {"__MACOSX"}  # resource forks a macOS zip adds: never a submission
 MAX_LISTED = 40  # other files listed per student; a folder of thousands is summarised
 
@@ -88,13 +84,6 @@ USAGE = ("usage: python3 harness/grade.py class CLASS_DIR --out OUT_DIR [--jobs 
 
 class Usage(Exception):
     """A bad command line or unusable input: one line, then exit status 2."""
-
-
-def _cli():
-    """harness/grade.py, imported lazily: it imports this module's caller."""
-    import grade  # harness/ is on sys.path whenever grade.py or the test suite runs
-
-    return grade
 
 
 # ---- the harness version: what a rerun or a merge must agree on ------------------------------
@@ -111,7 +100,7 @@ def harness_files() -> list[Path]:
                 or path.name.endswith(".sh")):
             continue
         found.append(path)
-    found += [REPO / "exercises" / name for name in EXERCISE_FILES.values()]
+    found += [registry.EXERCISES[exercise].starter for exercise in EXERCISE_FILES]
     return [path for path in found if path.is_file()]
 
 
@@ -359,11 +348,10 @@ def _plain_copy(path: Path, folder: Path) -> Path:
 def grade_one(setting: Setting, exercise: str, path: Path, gpu_lock=None) -> Outcome:
     """One exercise of one student, in the calling process (a worker's; see Workers). gpu_lock: held
     by the GPU grader around its GPU runs only (a GpuTurn in a class run)."""
-    cli = _cli()
-    gpu = cli.GRADERS[exercise][2]
+    gpu = dispatch.needs_gpu(exercise)
     if gpu and setting.gpu is not None:
         return Outcome(exercise, "not graded", "no GPU")  # the probe's reason is in class.json and report.txt
-    if exercise in cli.RUNS_CODE and setting.require_sandbox:
+    if exercise in registry.RUNS_CODE and setting.require_sandbox:
         level, line = setting.isolation["gpu" if gpu else "cpu"]
         if level != "full":
             return Outcome(exercise, "not graded", f"no isolation ({line})")
@@ -374,8 +362,8 @@ def grade_one(setting: Setting, exercise: str, path: Path, gpu_lock=None) -> Out
                 path = _plain_copy(path, Path(tmp))
             # GPU checks take the GPU one at a time (limits and timings stay per student); the grader
             # holds the lock only while it runs kernels, so other students compile meanwhile.
-            report = cli.grade(exercise, path, Path(tmp), setting.seed, setting.mode,
-                               gpu_lock=gpu_lock if gpu else None)
+            report = dispatch.grade(exercise, path, Path(tmp), setting.seed, setting.mode,
+                                    gpu_lock=gpu_lock if gpu else None)
     except Exception as exc:  # noqa: BLE001 - one grader bug must not stop the class
         from .grading import NoGpu
 
@@ -833,11 +821,12 @@ def _report_text(report, instructor: bool = True) -> str:
 
 def student_results(outcomes: dict[str, Outcome], maxima: dict[str, float | None]) -> dict:
     """One Gradescope results.json for every exercise: tests merged, names prefixed by the exercise."""
-    tests, output, hidden = [], [], False
+    tests, output, hidden, board = [], [], False, []
     for exercise, outcome in outcomes.items():
         maximum = maxima.get(exercise) or 0.0
         if outcome.status == "graded":
             graded = outcome.report.gradescope()
+            board += graded.get("leaderboard", [])  # drill 05's speed, for Gradescope's leaderboard
             hidden |= graded.get("stdout_visibility") == "hidden"
             output.append(graded.get("output", ""))
             for test in graded["tests"]:
@@ -859,6 +848,8 @@ def student_results(outcomes: dict[str, Outcome], maxima: dict[str, float | None
                "execution_time": round(sum(o.seconds for o in outcomes.values()), 3)}
     if hidden:
         results["stdout_visibility"] = "hidden"
+    if board:
+        results["leaderboard"] = board
     return results
 
 
@@ -1031,7 +1022,7 @@ def _prints(exercise: str, path: Path | None) -> list[int]:
     if path is None:
         return []
     if exercise not in _STARTER_PRINTS:
-        starter = REPO / "exercises" / EXERCISE_FILES[exercise]
+        starter = registry.EXERCISES[exercise].starter
         _STARTER_PRINTS[exercise] = (class_tools.fingerprints(starter.read_text(encoding="utf-8", errors="replace"))
                                      if starter.is_file() else set())
     try:
@@ -1071,14 +1062,15 @@ def learn_maxima(version: dict, mode: str, cached: dict | None, gpu: str | None,
             pass
     if cached and cached.get("maxima_for") == [version["files"], mode]:
         return dict(cached["maxima"])
-    cli, maxima = _cli(), {}
-    for exercise, name in EXERCISE_FILES.items():
+    maxima = {}
+    for exercise in EXERCISE_FILES:
         maxima[exercise] = None
-        if cli.GRADERS[exercise][2] and gpu is not None:
+        if dispatch.needs_gpu(exercise) and gpu is not None:
             continue
         try:
             with tempfile.TemporaryDirectory(prefix="scanlab-class-max-") as tmp:
-                maxima[exercise] = cli.grade(exercise, REPO / "exercises" / name, Path(tmp), seed, mode).max_score
+                starter = registry.EXERCISES[exercise].starter
+                maxima[exercise] = dispatch.grade(exercise, starter, Path(tmp), seed, mode).max_score
         except Exception as exc:  # noqa: BLE001
             print(f"grade class: could not learn the maximum of {exercise} from its starter: {exc}",
                   file=sys.stderr)
@@ -1193,26 +1185,24 @@ def _warm(setting: Setting, exercises: set[str]) -> None:
     the graders, build their drivers, make the seed's hidden inputs and their references (all kept
     in memory, which the workers inherit). Grading the untouched starter does all of it: a few
     seconds here instead of in each of hundreds of workers."""
-    cli = _cli()
     for exercise in sorted(exercises):
-        if cli.GRADERS[exercise][2] and setting.gpu is not None:
+        if dispatch.needs_gpu(exercise) and setting.gpu is not None:
             continue  # not graded here: no GPU
         try:
             with tempfile.TemporaryDirectory(prefix="scanlab-class-warm-") as tmp:
-                cli.grade(exercise, REPO / "exercises" / EXERCISE_FILES[exercise], Path(tmp), setting.seed,
-                          setting.mode)
+                dispatch.grade(exercise, registry.EXERCISES[exercise].starter, Path(tmp), setting.seed,
+                               setting.mode)
         except Exception:  # noqa: BLE001 - each worker meets the same problem and reports it
             pass
 
 
 def grade_class(argv: list[str]) -> int:
-    cli = _cli()
     parser = _Parser(prog="grade.py class", usage=USAGE, add_help=False)
     parser.add_argument("class_dir", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--jobs", type=_positive)
     parser.add_argument("--seed", type=int)
-    parser.add_argument("--mode", choices=cli.MODES)
+    parser.add_argument("--mode", choices=dispatch.MODES)
     parser.add_argument("--shard", type=_shard)
     parser.add_argument("--force", action="store_true")
     parser.add_argument("--require-sandbox", action="store_true")
@@ -1241,7 +1231,7 @@ def grade_class(argv: list[str]) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="scanlab-intake-"))  # unpacked archives, Canvas's files: ours alone
     os.chmod(scratch, 0o711)  # a sandbox's uid must reach the files it compiles (they are 0644)
     try:
-        return _class_run(cli, args, class_dir, out_dir, started, plain, students, skipped, refused, scratch)
+        return _class_run(args, class_dir, out_dir, started, plain, students, skipped, refused, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -1250,12 +1240,11 @@ def _configure(args, class_dir: Path) -> None:
     """Fill args from course.toml (CLASS_DIR's, or --config FILE's): a flag given wins."""
     from . import grading
 
-    cli = _cli()
     path = args.config if args.config is not None else class_dir / class_tools.CONFIG_NAME
     config = {}
     if args.config is not None or path.is_file():
         try:
-            config = class_tools.load_config(path, cli.MODES, list(EXERCISE_FILES), grading.points_table())
+            config = class_tools.load_config(path, dispatch.MODES, list(EXERCISE_FILES), grading.points_table())
         except class_tools.ConfigError as exc:
             raise Usage(str(exc)) from None
     args.config_file = str(path) if config else None
@@ -1270,7 +1259,7 @@ def _configure(args, class_dir: Path) -> None:
             table[exercise][name] = grading.Points(float(points), table[exercise][name].visibility)
 
 
-def _class_run(cli, args, class_dir: Path, out_dir: Path, started: float, plain: list[str], students: list[str],
+def _class_run(args, class_dir: Path, out_dir: Path, started: float, plain: list[str], students: list[str],
                skipped: list[str], refused: list[tuple[str, str]], scratch: Path) -> int:
     taken = class_tools.intake(class_dir, scratch, EXERCISE_FILES, students, plain)
     skipped = [s for s in skipped if s not in {shown_name(n) for n in taken.used}]
@@ -1298,7 +1287,7 @@ def _class_run(cli, args, class_dir: Path, out_dir: Path, started: float, plain:
     from . import sandbox
 
     root = os.geteuid() == 0
-    outer, code = sandbox.UID_RANGE, [e for e in EXERCISE_FILES if e in cli.RUNS_CODE]
+    outer, code = sandbox.UID_RANGE, [e for e in EXERCISE_FILES if e in registry.RUNS_CODE]
     size = uid_slices(outer, len(everyone), len(code))
     if root and size < MIN_SLICE_UIDS:
         what = f"the sandbox uid range {outer.start}-{outer.stop - 1} ({len(outer)} uids)"
@@ -1319,12 +1308,12 @@ def _class_run(cli, args, class_dir: Path, out_dir: Path, started: float, plain:
 
     sandbox.UID_RANGE = _uid_slice(outer, size, 0) if root else outer
     try:
-        return _grade(cli, args, class_dir, out_dir, started, students, everyone, refused, uids_of, root)
+        return _grade(args, class_dir, out_dir, started, students, everyone, refused, uids_of, root)
     finally:
         sandbox.UID_RANGE = outer
 
 
-def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: list[str], everyone: list[str],
+def _grade(args, class_dir: Path, out_dir: Path, started: float, students: list[str], everyone: list[str],
            refused: list[tuple[str, str]], uids_of, root: bool) -> int:
     index, count = args.shard or (1, 1)
     previous = _read_json(out_dir / "class.json")
@@ -1360,7 +1349,7 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
                 here.ignored.append(f"{here.shown.pop(exercise)} (not graded in this course)")
                 del here.files[exercise]
             here.problems.pop(exercise, None)
-    wants_gpu = any(cli.GRADERS[e][2] for f in found.values() for e in f.files)
+    wants_gpu = any(dispatch.needs_gpu(e) for f in found.values() for e in f.files)
     gpu = None
     if wants_gpu:  # probed once: after this, nothing a submission does can turn its failure into "no GPU"
         from .grade_day31 import probe_gpu
@@ -1407,6 +1396,8 @@ def _grade(cli, args, class_dir: Path, out_dir: Path, started: float, students: 
                                                                   for c in o.report.checks)),
                 "too_large": bool(o.report is not None and any(TOO_LARGE in c.feedback for c in o.report.checks)),
                 "seconds": round(o.seconds, 2),
+                # what leaderboard.csv ranks: only a submission that passed every check has it
+                "speed": getattr(o.report, "speed", {}) if getattr(o.report, "leaderboard", None) else {},
                 "checks": [{"name": c.name, "passed": c.passed, "causes": class_tools.likely_causes(c)}
                            for c in (o.report.checks if o.report is not None else [])],
                 "fingerprints": _prints(e, found[student].files.get(e)) if o.status == "graded" else []}

@@ -8,6 +8,11 @@ hangs (the runner's launch limit, status 5), or the process is ended by a sandbo
 limit or a signal inside it. Nothing here runs in grading.
 
     box = FakeGpuBox({"copy": copy}, fate=lambda k, kernel: "hang" if k == 3 else "ok")
+
+A timed task (`timed` ... `time`, drill 05's speed check) runs no Python kernel: its
+"timing" dump is what `timed(k, task)` returns (a record in the runner's format:
+speed.timing_bytes), after the launch's fate said "ok"; `task` holds the plan's words
+(buffers, launches, the `time` line's words).
     monkeypatch.setattr(gpu_plan, "Sandbox", box)
     monkeypatch.setattr(gpu_plan, "build_runner", lambda: Path("gpu_runner"))
 """
@@ -48,14 +53,16 @@ Kernel = Callable[[list, int, int], None]
 
 class FakeGpuBox:
     def __init__(self, kernels: dict[str, Kernel], fate: Callable[[int, str], str] = lambda k, kernel: "ok",
-                 globals: dict[str, bytes] | None = None, load_error: str = "", printed: str = ""):
-        self.kernels, self.fate, self.globals = kernels, fate, globals or {}
+                 globals: dict[str, bytes] | None = None, load_error: str = "", printed: str = "",
+                 timed: Callable[[int, dict], bytes] | None = None):
+        self.kernels, self.fate, self.globals, self.timed = kernels, fate, globals or {}, timed
         self.load_error, self.printed = load_error, printed
         self.files: dict[str, bytes] = {}
         self.runs: list[list[str]] = []  # every command run: one a process
 
     # -- what run_plan calls on a Sandbox
     def __call__(self, gpu: bool = False) -> "FakeGpuBox":
+        self.files = {}  # a fresh sandbox: nothing an earlier run_plan left
         return self
 
     def __enter__(self) -> "FakeGpuBox":
@@ -97,6 +104,9 @@ class FakeGpuBox:
                             "limit": Outcome(command, -9, stdout, "", limit="wall-clock limit 20 s exceeded",
                                              signal="SIGKILL"),
                             "signal": Outcome(command, -11, stdout, "", signal="SIGSEGV")}[fate]
+                if plan["tasks"][k]["time"]:
+                    self._task(k, 1, 1, dumps=[self.timed(k, plan["tasks"][k])])
+                    break
                 self.kernels[kernel]([buffers[a[1:]] if a.startswith("@") else a for a in args], grid, block)
             else:
                 self._task(k, 1, len(plan["tasks"][k]["launches"]),
@@ -109,12 +119,14 @@ class FakeGpuBox:
         plan: dict = {"globals": [], "tasks": []}
         for line in text.splitlines():
             w = line.split("#")[0].split()
-            if not w or w[0] in ("module", "end"):
+            if not w or w[0] in ("module", "end", "library"):
                 continue
             if w[0] == "global":
                 plan["globals"].append((w[1], int(w[2])))
-            elif w[0] == "task":
-                plan["tasks"].append({"buffers": {}, "launches": [], "dumps": []})
+            elif w[0] in ("task", "timed"):
+                plan["tasks"].append({"buffers": {}, "launches": [], "dumps": [], "time": None})
+            elif w[0] == "time":
+                plan["tasks"][-1]["time"] = w[1:]
             elif w[0] == "buffer":
                 plan["tasks"][-1]["buffers"][w[1]] = (w[2], int(w[3]), int(w[4]), w[5])
             elif w[0] == "launch":

@@ -26,6 +26,12 @@ process takes the tasks left. A launch past LAUNCH_LIMIT_S ends the process
 kernel are then not run again. What a task's error says is `Words`' to choose: a
 grader may keep its own (Day 31 does).
 
+A timed task (`Task.time`, drill 05's speed check) runs its one launch many times,
+interleaved with CUB's scan of the same fresh input and a copy, and leaves one
+"timing" dump: the record scanlab/speed.py parses and judges. Its CUB and its
+input and hash kernels are the harness's timing library, drivers/timing_lib.cu,
+built here by nvcc (`build_timing_library`) and handed to the runner beside it.
+
 The runner is host C++ built here with g++ (cached by its source's bytes, the
 compiler and the flags: `build_runner`); `probe` runs its `--probe` mode, the
 graders' check for a usable GPU.
@@ -53,11 +59,14 @@ from .sandbox import GPU_LIMITS, Outcome, Sandbox
 
 RUNNER_NAME = "gpu_runner"
 RUNNER_SOURCE = HARNESS / "drivers" / "gpu_runner.cpp"
+LIBRARY_NAME = "libscanlab_timing.so"
+LIBRARY_SOURCE = HARNESS / "drivers" / "timing_lib.cu"
 LAUNCH_LIMIT_S = 2.0
 RUNNER_HUNG = 5
 RUN_LIMITS = dataclasses.replace(GPU_LIMITS, cpu_s=30, wall_s=60)
 WIDTH = {"u8": 1, "i32": 4, "u32": 4, "f32": 4, "i64": 8, "u64": 8, "f64": 8}
-STARTED, FINISHED, CUDA_ERROR, NO_SUCH_KERNEL = 0, 1, 2, 3
+STARTED, FINISHED, CUDA_ERROR, NO_SUCH_KERNEL, HARNESS_FAILED = 0, 1, 2, 3, 4
+TIMING = "timing"  # a timed task's one dump
 
 
 @dataclass
@@ -78,6 +87,7 @@ class Task:
     dumps: list[str] = field(default_factory=list)
     kernels: set[str] = field(default_factory=set)
     key: object = None  # the grader's own name for the task, for its Words (Day 31: (input, block, kernel))
+    timing: str = ""  # a timed task: its `time` line (Task.time)
 
     def buffer(self, name: str, type: str, count: int, guard: int = 0, data: bytes | None = None,
                init: str = "poison") -> "Task":
@@ -100,7 +110,25 @@ class Task:
         return self
 
     def dump(self, *names: str) -> "Task":
+        if self.timing:
+            raise ValueError("a timed task dumps its timing record only")
         self.dumps.extend(names)
+        return self
+
+    def time(self, input: str, output: str, seed: int, high: int, inclusive: bool, warmup: int, least: int,
+             most: int, spread: float) -> "Task":
+        """Make this a timed task (its buffers zero or poison, one launch): see gpu_runner.cpp, "timed tasks"."""
+        names = {b.name: b for b in self.buffers}
+        for name in (input, output):
+            if name not in names or WIDTH[names[name].type] != 4:
+                raise ValueError(f"timed task: no buffer {name} of 4-byte words")
+        if any(b.init == "file" for b in self.buffers) or len(self.launches) != 1 or self.dumps:
+            raise ValueError("a timed task has zero or poison buffers, one launch and no dumps")
+        if not (0 <= seed < 1 << 64 and 1 <= least <= most and 0 <= spread < 1):
+            raise ValueError("timed task: seed is a u64, 1 <= least <= most, 0 <= spread < 1")
+        self.timing = (f"time {input} {output} {seed} {high} {'inclusive' if inclusive else 'exclusive'} {warmup} "
+                       f"{least} {most} {spread:g}")
+        self.dumps = [TIMING]
         return self
 
 
@@ -118,12 +146,18 @@ class Plan:
         self.globals[name] = size
         return self
 
+    @property
+    def timed(self) -> bool:
+        return any(task.timing for task in self.tasks)
+
     def text(self, module: str) -> tuple[str, dict[str, bytes]]:
         """The plan file and the input files it names."""
         lines, files = [f"module {module}"], {}
         lines += [f"global {name} {size}" for name, size in self.globals.items()]
+        if self.timed:
+            lines.append(f"library {LIBRARY_NAME}")
         for k, task in enumerate(self.tasks):
-            lines.append(f"task  # {k}: {task.label}".replace("\n", " "))
+            lines.append(f"{'timed' if task.timing else 'task'}  # {k}: {task.label}".replace("\n", " "))
             for b in task.buffers:
                 init = b.init
                 if b.init == "file":
@@ -132,7 +166,9 @@ class Plan:
                     init = f"file:{name}"
                 lines.append(f"buffer {b.name} {b.type} {b.count} {b.guard} {init}")
             lines += task.launches
-            if task.dumps:
+            if task.timing:
+                lines.append(task.timing)
+            elif task.dumps:
                 lines.append("dump " + " ".join(task.dumps))
             lines.append("end")
         return "\n".join(lines) + "\n", files
@@ -247,6 +283,7 @@ def run_plan(fatbin: bytes, plan: Plan, gpu_lock: threading.Lock | None = None, 
     """Every task of the plan, in one fresh GPU sandbox (fresh processes after a CUDA error)."""
     words = words or Words()
     runner = build_runner()
+    library = build_timing_library() if plan.timed else None
     text, files = plan.text("module.fatbin")
     results: list[TaskResult | None] = [None] * len(plan.tasks)
     pending = list(range(len(plan.tasks)))
@@ -256,6 +293,8 @@ def run_plan(fatbin: bytes, plan: Plan, gpu_lock: threading.Lock | None = None, 
         box.put(RUNNER_NAME, runner, executable=True)
         box.put("module.fatbin", fatbin)
         box.put("plan.txt", text.encode())
+        if library is not None:
+            box.put(LIBRARY_NAME, library, executable=True)
         for name, data in files.items():
             box.put(name, data)
         while pending:
@@ -294,6 +333,8 @@ def run_plan(fatbin: bytes, plan: Plan, gpu_lock: threading.Lock | None = None, 
                     result.error = words.crashed(task, result)
                 elif result.state == NO_SUCH_KERNEL:
                     result.error = words.missing(task, result.step, info)
+                elif result.state == HARNESS_FAILED:  # the runner's own part of a timed task
+                    result.error = f"the grader's timing harness failed (not your code's fault): {result.step}"
                 results[k] = result
                 done.append(k)
             if not done:  # the runner stopped before its first task: a harness problem
@@ -410,9 +451,27 @@ def runner_command(source: Path = RUNNER_SOURCE) -> list[str]:
             if stubs.is_dir():
                 flags.append(f"-L{stubs}")
                 break
-    return [cxx, *flags, "-o", "OUT", str(source), "-lcuda"]
+    return [cxx, *flags, "-o", "OUT", str(source), "-lcuda", "-ldl"]
 
 
 def build_runner() -> Path:
     command = runner_command()
     return cached_build(RUNNER_NAME, [RUNNER_SOURCE], command, command.index("-o") + 1)
+
+
+def timing_library_command() -> list[str]:
+    """How the timing library is built: nvcc, CUB from the toolkit, the CUDA runtime linked in
+    statically; for the GPU here only when there is one (CUB's scan for every target is slow to build)."""
+    from .build import cuda_gencode
+
+    nvcc = env.nvcc()
+    if nvcc is None:
+        raise HarnessBuildError("nvcc not found on PATH or in /usr/local/cuda/bin: the timing library needs it")
+    gpu, _ = env.nvidia_gpu()
+    gencode = ["-gencode", f"arch=compute_{gpu.sm[3:]},code={gpu.sm}"] if gpu is not None else cuda_gencode()
+    return [nvcc, "-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC", *gencode, "-o", "OUT", str(LIBRARY_SOURCE)]
+
+
+def build_timing_library() -> Path:
+    command = timing_library_command()
+    return cached_build(LIBRARY_NAME, [LIBRARY_SOURCE], command, command.index("-o") + 1)

@@ -25,7 +25,9 @@ the input untouched, and no word written outside out[0, n).
 
 from __future__ import annotations
 
+import os
 import random
+import struct
 from array import array
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -33,6 +35,7 @@ from pathlib import Path
 
 from . import env, ptx
 from .build import cuda_gencode
+from .gpu_plan import TIMING
 from .grading import MODES, TOO_LARGE, Report, hidden_note, read_submission, require_points, reproduce_line
 from .sandbox import NVCC_COMPILE_LIMITS, Sandbox
 
@@ -330,9 +333,11 @@ def judge_scan(case: ScanCase, dumps: dict[str, bytes]) -> tuple[str, str]:
 
 
 def grade_scans(exercise: str, checks: list[str], clean: str, wrapper, cases: list[ScanCase],
-                submission: Path, seed: int, mode: str, gpu_lock, code_check=None) -> Report:
+                submission: Path, seed: int, mode: str, gpu_lock, code_check=None,
+                kept: dict | None = None) -> Report:
     """code_check: None, or (check name, function of the compiled PTX returning "" or what is wrong),
-    a check of the compiled code itself, added after the others."""
+    a check of the compiled code itself, added after the others. kept: a dict to receive the
+    "fatbin" and the "module" (its `globals` as the plan's `kept["globals"]` named them), for a later run."""
     from .gpu_plan import run_plan
 
     report = Report(exercise, submission.name, mode=mode)
@@ -344,7 +349,12 @@ def grade_scans(exercise: str, checks: list[str], clean: str, wrapper, cases: li
             report.add(name, False, "not run: the submission did not build (see 'builds')")
         return report
     report.add("builds", True)
-    results, module = run_plan(fatbin, scan_plan(cases), gpu_lock)
+    plan = scan_plan(cases)
+    for name, size in (kept or {}).get("globals", {}).items():
+        plan.read_global(name, size)
+    results, module = run_plan(fatbin, plan, gpu_lock)
+    if kept is not None:
+        kept.update(fatbin=fatbin, module=module)
     lines: dict[str, list[str]] = {name: [] for name in checks}
     errors: dict[str, list[str]] = {name: [] for name in checks}
     sides: list[str] = []
@@ -455,13 +465,24 @@ CHECK05_INCL = "look-back scan, inclusive: float32 and int32, every size"
 CHECK05_MANY = "look-back scan with far more tiles than can be resident (forward progress)"
 CHECK05_CLEAN = "look-back scan: the input untouched and nothing written outside out[0, n)"
 CHECK05_STRONG = "look-back: every load of a descriptor is strong (read from your compiled code)"
-CHECKS05 = ["builds", CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY, CHECK05_CLEAN, CHECK05_STRONG]
+# The timed check (scanlab/speed.py): exclusive int32 at TunedShape, sizes far past the L2 (an
+# H200's is 50 MiB): 2^26 is 256 MiB each way, 2^28 a GiB. Values 0..3: sums stay below 2^31.
+TIMED05 = [(1 << 26, "2^26"), (1 << 28, "2^28")]
+TIMED05_HIGH = 3
+CHECK05_SPEED = {n: f"speed at n={size}: exclusive int32 at TunedShape, timed against CUB in the same run"
+                 for n, size in TIMED05}
+CHECKS05 = ["builds", CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY, CHECK05_CLEAN, CHECK05_STRONG,
+            *CHECK05_SPEED.values()]
+CORRECTNESS05 = CHECKS05[:6]
+TUNED05 = "scanlab_tuned_shape"  # the wrapper's __device__ copy of TunedShape's kThreads and kItems
 DESCRIPTORS05 = 3  # the kernel's parameter index of the descriptor array
 SHAPES05 = {"tuned": (256, 16), "tiny": (32, 1)}  # the drill's TileShape<kThreads, kItems> pairs
 
 
-def kernel05(shape: str, kind: str, inclusive: bool) -> str:
-    threads, items = SHAPES05[shape]
+def kernel05(shape, kind: str, inclusive: bool) -> str:
+    """The mangled name of lookback_scan<TileShape<threads, items>, T, inclusive>; `shape` is a key
+    of SHAPES05 or a (threads, items) pair (the submission's TunedShape)."""
+    threads, items = SHAPES05[shape] if isinstance(shape, str) else shape
     return (f"_Z13lookback_scanI9TileShapeILi{threads}ELi{items}EE{SPELLED[kind][1]}Lb{int(inclusive)}EE"
             "vPKT0_PS2_mPyPjj")
 
@@ -476,6 +497,11 @@ def wrapper05(name: str) -> str:
                 lines.append(f"template __global__ void lookback_scan<TileShape<{threads}, {items}>, {spelled}, "
                              f"{inclusive}>(const {spelled}*, {spelled}*, size_t, Descriptor*, unsigned int*, "
                              "unsigned int);")
+    lines += ["// The timed kernel: the submission's own TunedShape, exclusive int32, instantiated by the host-side",
+              "// reference below (never called), and the shape, for the grader to read back.",
+              f'extern "C" __device__ unsigned int {TUNED05}[2] = {{TunedShape::kThreads, TunedShape::kItems}};',
+              "static void* const scanlab_timed_kernel = reinterpret_cast<void*>(",
+              "    &lookback_scan<TileShape<TunedShape::kThreads, TunedShape::kItems>, int, false>);"]
     return "\n".join(lines) + "\n"
 
 
@@ -542,15 +568,104 @@ def weak_descriptor_loads(ptx_text: str) -> str:
             "wait: the launch may hang, or may happen to finish right on one run and hang on the next.")
 
 
+def timed_plan05(shape: tuple[int, int], timed_seed: int):
+    """Drill 05's timed tasks: the submission's TunedShape kernel, exclusive int32, at every TIMED05 size."""
+    from . import speed
+    from .gpu_plan import Plan
+
+    threads, items = shape
+    plan = Plan()
+    for n, size in TIMED05:
+        tiles = -(-n // (threads * items))
+        task = plan.task(f"timed: exclusive int32, n={size}, TileShape<{threads}, {items}>")
+        task.buffer("in", "i32", n, GUARD, init="zero")  # refilled every repetition
+        task.buffer("out", "i32", n, GUARD)
+        task.buffer("descriptors", "u64", tiles, 0, init="zero")
+        task.buffer("counter", "u32", 1, 0, init="zero")
+        task.launch(kernel05(shape, "i32", False), tiles, threads,
+                    ["@in", "@out", f"u64:{n}", "@descriptors", "@counter", "u32:1"])
+        task.time("in", "out", timed_seed, TIMED05_HIGH, False, speed.WARMUP, speed.LEAST, speed.MOST, speed.SPREAD)
+    return plan
+
+
+def timed_seed05(seed: int) -> int:
+    """The timed inputs' seed: the grading seed's and fresh bytes, so no grading's timed inputs repeat and no
+    student can know them (the outputs are checked against CUB in the same run, so none need reproducing)."""
+    return random.Random(f"{seed}/drill05-timed/{os.urandom(16).hex()}").getrandbits(64)
+
+
+def tuned_shape05(module) -> tuple[tuple[int, int] | None, str]:
+    raw = module.globals.get(TUNED05) if module is not None else None
+    if raw is None or len(raw) != 8:
+        return None, "the grader could not read your TunedShape back from the compiled code"
+    threads, items = struct.unpack("<II", raw)
+    if threads == 0 or threads % 32 or threads > 1024 or items == 0:
+        return None, f"TunedShape<{threads}, {items}> is not a shape the drill allows"
+    return (threads, items), ""
+
+
+def speed05(report: Report, kept: dict, seed: int, gpu_lock) -> None:
+    """The timed checks: run only once every correctness check passed; points by scanlab/speed.py."""
+    from . import speed
+    from .gpu_plan import HARNESS_FAILED, run_plan
+    from .grading import points_table
+
+    names = list(CHECK05_SPEED.values())
+    failing = [name for name in CORRECTNESS05 if not report.check(name).passed]
+    if failing:
+        for name in names:
+            report.add(name, False, f"not timed: speed counts once every correctness check passes ({failing[0]!r} "
+                       "did not)")
+        return
+    shape, why = tuned_shape05(kept.get("module"))
+    if shape is None:
+        for name in names:
+            report.add(name, False, f"not timed: {why}")
+        return
+    results, _ = run_plan(kept["fatbin"], timed_plan05(shape, timed_seed05(seed)), gpu_lock)
+    table = points_table()["drill05"]
+    for (n, size), result in zip(TIMED05, results):
+        name = CHECK05_SPEED[n]
+        full = table[name].points
+        if result.state == HARNESS_FAILED:
+            raise RuntimeError(f"drill 05's timed run: {result.error}")
+        if result.error:
+            verdict = speed.Verdict(n, False, f"the timed run failed: {result.error}", full=full)
+        else:
+            verdict = speed.judge(speed.parse_timing(result.dumps[TIMING]), n, full)
+        passed = verdict.valid and verdict.points > 0
+        line = verdict.line(f"n={size}, TileShape<{shape[0]}, {shape[1]}>")
+        if verdict.valid and not passed:
+            line += f" (slower than {speed.ZERO_AT:g}x CUB's time scores 0)"
+        report.add(name, passed, line, earned=verdict.points if passed else None)
+        if verdict.valid:
+            report.speed[size] = {"n": n, "ms": round(verdict.student_ms, 4), "gbps": round(verdict.student_gbps, 1),
+                                  "cub_gbps": round(verdict.gbps(verdict.cub_ms), 1),
+                                  "copy_gbps": round(verdict.gbps(verdict.copy_ms), 1),
+                                  "against_cub": round(verdict.against_cub, 3), "of_copy": round(verdict.of_copy, 3)}
+    largest = TIMED05[-1][1]
+    if all(report.check(name).passed for name in CHECKS05) and largest in report.speed:
+        top = report.speed[largest]
+        report.leaderboard = [{"name": f"GB/s at n={largest}", "value": top["gbps"], "order": "desc"},
+                              {"name": f"ms at n={largest}", "value": top["ms"], "order": "asc"},
+                              {"name": f"x CUB at n={largest}", "value": top["against_cub"], "order": "desc"}]
+
+
 def grade05(submission: Path, workdir: Path, seed: int, mode: str, gpu_lock=None) -> Report:
     del workdir
+    kept: dict = {"globals": {TUNED05: 8}}
     report = grade_scans("drill05", [CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY], CHECK05_CLEAN, wrapper05,
                          cases05(seed), submission, seed, mode, gpu_lock,
-                         code_check=(CHECK05_STRONG, weak_descriptor_loads))
+                         code_check=(CHECK05_STRONG, weak_descriptor_loads), kept=kept)
     for name in (CHECK05_EXCL, CHECK05_INCL, CHECK05_MANY):
         check = report.check(name)
         if not check.passed and "did not finish" in check.feedback:
             check.feedback += f"\n  likely cause: {HINT05_HANG}"
+    if not report.check("builds").passed:
+        for name in CHECK05_SPEED.values():
+            report.add(name, False, "not timed: the submission did not build (see 'builds')")
+        return report
+    speed05(report, kept, seed, gpu_lock)
     return report
 
 

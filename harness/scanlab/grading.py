@@ -1,6 +1,6 @@
 """Grading reports: per-check feedback for students, JSON for instructors.
 
-A grader (one module per exercise, registered in harness/grade.py) builds the
+A grader (the module harness/exercises.toml names for an exercise) builds the
 submission into a harness-owned driver, feeds it inputs the harness made, reads
 back the raw outputs, and compares them with references the harness computed
 itself. Nothing the submission prints is read. The result is a `Report`: a list
@@ -8,9 +8,10 @@ of `Check`s, printed as text and written as Gradescope's results.json format
 (`score`, `output`, and `tests` with `name`, `score`, `max_score`, `status`,
 `output`, `visibility`).
 
-Points and visibility per check come from harness/points.toml
-(`points_table()`); each grader calls `require_points` for its own checks when
-it is imported, so a missing or stale entry stops it at once.
+Points and visibility per check come from harness/exercises.toml, the registry
+of exercises (scanlab/registry.py; `points_table()`); each grader calls
+`require_points` for its own checks when it is imported, so a missing or stale
+entry stops it at once.
 
 Two modes. "self-study" shows everything, expected values included.
 "course" never shows a student an expected value: a grader passes both texts
@@ -28,15 +29,12 @@ import os
 import re
 import shlex
 import tempfile
-try:
-    import tomllib
-except ModuleNotFoundError:  # Python 3.9 and 3.10: the same parser, from PyPI (requirements.txt pins it)
-    import tomli as tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from .paths import HARNESS, REPO
+from .paths import REPO
+from .registry import EXERCISES, REGISTRY_FILE, VISIBILITIES, Points, RegistryError, tomllib  # noqa: F401 - re-exported
 
 
 class NoGpu(Exception):
@@ -74,72 +72,44 @@ def visible(text: str) -> str:
     return text.translate(_INVISIBLE)
 
 
-# ---- points: harness/points.toml ------------------------------------------------------
+# ---- points: harness/exercises.toml ([ID.checks], read by scanlab/registry.py) ------------
 
 MODES = ("self-study", "course")  # course: what a student sees never holds an expected value
-VISIBILITIES = ("visible", "after_due_date", "after_published", "hidden")  # Gradescope's test visibilities
-POINTS_FILE = HARNESS / "points.toml"
+POINTS_FILE = REGISTRY_FILE
 INSTRUCTOR_TEST = "instructor detail"  # the one extra, hidden, 0-point test of a course-mode results.json
-
-
-class PointsError(RuntimeError):
-    """harness/points.toml is malformed or does not match a grader's checks."""
-
-
-@dataclass(frozen=True)
-class Points:
-    points: float
-    visibility: str = "visible"
-
-
-def load_points(path: Path = POINTS_FILE) -> dict[str, dict[str, Points]]:
-    """exercise -> check name -> Points, every entry validated; PointsError names the first bad one."""
-    try:
-        with open(path, "rb") as f:
-            table = tomllib.load(f)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise PointsError(f"{path}: cannot be read: {exc}") from exc
-    found: dict[str, dict[str, Points]] = {}
-    for exercise, checks in table.items():
-        if not isinstance(checks, dict) or not checks:
-            raise PointsError(f"{path}: [{exercise}] must be a table of checks")
-        found[exercise] = {}
-        for name, entry in checks.items():
-            where = f"{path}: [{exercise}] {name!r}"
-            if not isinstance(entry, dict) or set(entry) != {"points", "visibility"}:
-                raise PointsError(f"{where} must be {{ points = P, visibility = \"V\" }}, not {entry!r}")
-            points, visibility = entry["points"], entry["visibility"]
-            if isinstance(points, bool) or not isinstance(points, (int, float)) or not 0 <= points < math.inf:
-                raise PointsError(f"{where}: points must be a number >= 0, not {points!r}")
-            if visibility not in VISIBILITIES:
-                raise PointsError(f"{where}: visibility must be one of {', '.join(VISIBILITIES)}, "
-                                  f"not {visibility!r}")
-            found[exercise][name] = Points(float(points), visibility)
-    return found
-
+PointsError = RegistryError  # the registry's points are malformed or do not match a grader's checks
 
 _POINTS: dict[str, dict[str, Points]] | None = None
+_DECLARED: dict[str, list[str]] = {}  # exercise -> the check names its grader declared (require_points)
 
 
 def points_table() -> dict[str, dict[str, Points]]:
-    """harness/points.toml, read once. The graders read it when they are imported (`require_points`),
-    so a broken file stops them loudly before anything is graded."""
+    """exercise -> check name -> Points: every exercise's [ID.checks] in harness/exercises.toml, read
+    and checked when scanlab.registry is imported, so a broken file stops the graders loudly before
+    anything is graded."""
     global _POINTS
     if _POINTS is None:
-        _POINTS = load_points()
+        _POINTS = {e.id: dict(e.checks) for e in EXERCISES.values()}
     return _POINTS
 
 
 def require_points(exercise: str, names, table: dict[str, dict[str, Points]] | None = None) -> None:
-    """A grader's import-time promise: points.toml has exactly these checks for `exercise`."""
-    table = points_table() if table is None else table
+    """A grader's import-time promise: exercises.toml has exactly these checks for `exercise`."""
+    if table is None:  # the grader's own promise, kept for test_registry.py (the report's order)
+        table = points_table()
+        _DECLARED[exercise] = list(names)
     have = table.get(exercise, {})
     missing = [n for n in names if n not in have]
     extra = [n for n in have if n not in set(names)]
     if missing or extra:
-        raise PointsError(f"{POINTS_FILE}: [{exercise}] does not match its grader: "
+        raise PointsError(f"{POINTS_FILE}: [{exercise}.checks] does not match its grader: "
                           + "; ".join(([f"no entry for {missing}"] if missing else [])
                                       + ([f"entries for checks it does not have: {extra}"] if extra else [])))
+
+
+def declared_checks(exercise: str) -> list[str]:
+    """The check names `exercise`'s grader declared when it was imported ([] before that)."""
+    return list(_DECLARED.get(exercise, []))
 
 
 def max_score(exercise: str) -> float:
@@ -158,10 +128,13 @@ class Check:
     detail: str = ""  # instructor-only: never shown to a student, never in a visible test's output
     visibility: str = "visible"
     unchecked: bool = False  # answered, but this copy cannot check it (the student release): no fault, no score
+    earned: float | None = None  # a passed check worth part of its points (drill 05's speed): what it earned
 
     @property
     def score(self) -> float:
-        return self.max_score if self.passed and not self.unchecked else 0.0
+        if not self.passed or self.unchecked:
+            return 0.0
+        return self.max_score if self.earned is None else min(self.max_score, max(0.0, self.earned))
 
 
 @dataclass
@@ -173,6 +146,10 @@ class Report:
     mode: str = "self-study"
     instructor_notes: list[str] = field(default_factory=list)  # course mode: what only the instructor sees
     not_graded: str = ""  # why this submission could not be graded here (no GPU): no checks, no score
+    # Gradescope's top-level leaderboard entries ({"name", "value"[, "order"]}), written into
+    # results.json when there are any (drill 05's speed; grade.py class ranks by them too)
+    leaderboard: list[dict] = field(default_factory=list)
+    speed: dict = field(default_factory=dict)  # drill 05: per timed size, the GB/s of the submission, CUB, the copy
 
     @property
     def course(self) -> bool:
@@ -180,8 +157,8 @@ class Report:
 
     def add(self, name: str, passed: bool, feedback: str = "", max_score: float | None = None, *,
             student: str | None = None, detail: str = "", visibility: str | None = None,
-            unchecked: bool = False) -> Check:
-        """Add a check; its points and visibility come from points.toml unless given.
+            unchecked: bool = False, earned: float | None = None) -> Check:
+        """Add a check; its points and visibility come from exercises.toml unless given.
 
         `feedback` is the full text (self-study). `student`, when given, is the
         course-mode text without expected values: in course mode it is what the
@@ -190,13 +167,13 @@ class Report:
             entry = points_table().get(self.exercise)
             if entry is not None:
                 if name not in entry:  # the import-time check makes this a grader bug, never a student's
-                    raise PointsError(f"{POINTS_FILE}: [{self.exercise}] has no entry for the check {name!r}")
+                    raise PointsError(f"{POINTS_FILE}: [{self.exercise}.checks] has no entry for the check {name!r}")
                 max_score = entry[name].points
                 visibility = entry[name].visibility if visibility is None else visibility
         if self.course and student is not None:
             feedback, detail = student, "\n".join(t for t in (detail, feedback) if t and t != student)
         check = Check(name, passed, feedback, 1.0 if max_score is None else max_score, detail,
-                      visibility or "visible", unchecked)
+                      visibility or "visible", unchecked, earned)
         self.checks.append(check)
         return check
 
@@ -249,6 +226,8 @@ class Report:
             return visible("\n".join(lines))
         for c in self.checks:
             points = " (not scored)" if c.max_score == 0 else f" ({c.max_score:g} points)" if c.max_score != 1 else ""
+            if c.earned is not None and c.passed:
+                points = f" ({c.score:.2f} of {c.max_score:g} points)"
             label = "ANSWERED" if c.unchecked else "PASS" if c.passed else "FAIL"
             lines.append(f"  {label}  {c.name}{points}")
             lines += [f"        {line}" for line in c.feedback.splitlines()]
@@ -306,6 +285,8 @@ class Report:
         }
         if execution_time is not None:
             results["execution_time"] = round(execution_time, 3)
+        if self.leaderboard:
+            results["leaderboard"] = [dict(entry) for entry in self.leaderboard]
         return results
 
     def write_json(self, path) -> None:

@@ -4,40 +4,71 @@
 SCANLAB_SHARDS is above 1: a GPU runner with many cores finishes the strict suite
 in a fraction of the time one process takes, because most of that time is
 compilers and compute-sanitizer on the CPU. Each shard is a whole number of
-modules (a module's session-scoped builds stay in one process). The weights are
+modules (a module's session-scoped builds stay in one process), but the corpus,
+whose entries share nothing, goes to three shards as lists of node ids. The weights are
 rough seconds per module on the H200 machine (16 cores); a module not listed
 counts as `DEFAULT`. Only the balance depends on them, never what runs.
 
-    python3 harness/scanlab/shards.py N [MODULE ...]   # one line of modules a shard
+    python3 harness/scanlab/shards.py N [MODULE ...]   # one line of modules (or node ids) a shard
     python3 harness/scanlab/shards.py --merge OUT.xml IN.xml ...   # one JUnit file
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent.parent
 DEFAULT = 10
-# Seconds per module in the strict suite on the H200 machine, 2026-12-01 (JUnit times of a
-# four-shard .ci/gpu run, builds not counted). test_stretch.py and test_stretch_programs.py
-# were one module then, which took about 580 s; the split between them is estimated.
+# Seconds per module in the strict suite on the H200 machine, 2026-12-04 (JUnit times of a
+# five-shard .ci/gpu run, builds not counted); test_stretch_programs.py since runs its builds and
+# its GPU runs side by side (estimated).
 WEIGHTS = {
-    "test_stretch_programs.py": 330, "test_corpus.py": 320, "test_stretch.py": 250, "test_release.py": 135,
-    "test_day31_exercise.py": 80, "test_a05_cuda.py": 80, "test_colab.py": 70, "test_class.py": 60,
-    "test_day31.py": 50, "test_tools.py": 40, "test_drills.py": 40, "test_triton.py": 35, "test_a05_hip.py": 30,
-    "test_trace.py": 20, "test_gradescope.py": 15, "test_sandbox.py": 15, "test_course_mode.py": 10,
+    "test_stretch_programs.py": 260, "test_release.py": 220, "test_day31_exercise.py": 150, "test_class.py": 140,
+    "test_stretch.py": 135, "test_gradescope.py": 115, "test_colab.py": 110, "test_a05_cuda.py": 70,
+    "test_drills.py": 60, "test_day31.py": 50, "test_tools.py": 45, "test_triton.py": 30, "test_course_mode.py": 30,
+    "test_a05_hip.py": 30, "test_sandbox.py": 25, "test_trace.py": 20,
 }
+# test_corpus.py (about 500 s) is one test path but three shards' work: its Day 31 entries (the
+# GPU), its drill 01 entries, and the rest of the module, each a list of pytest node ids.
+CORPUS_PARTS = {"day31": 260, "drill01": 200, "": 80}
+
+
+def corpus_parts(module: str) -> list[tuple[int, list[str]]]:
+    """test_corpus.py as (weight, node ids) parts: the entries of day31, of drill01, and the rest
+    (every other test function of the module, and the other exercises' entries)."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.9 and 3.10
+        import tomli as tomllib
+    path = HARNESS.parent / module
+    with open(HARNESS / "corpus" / "manifest.toml", "rb") as f:
+        entries = tomllib.load(f)["submission"]
+    parts: dict[str, list[str]] = {name: [] for name in CORPUS_PARTS}
+    for entry in entries:
+        part = entry["exercise"] if entry["exercise"] in CORPUS_PARTS else ""
+        parts[part].append(f"{module}::test_corpus_entry[{entry['exercise']}-{Path(entry['file']).stem}]")
+    functions = re.findall(r"^def (test_\w+)\(", path.read_text(), re.M)
+    parts[""] += [f"{module}::{name}" for name in functions if name != "test_corpus_entry"]
+    return [(CORPUS_PARTS[name], ids) for name, ids in parts.items() if ids]
 
 
 def plan(shards: int, modules: list[str]) -> list[list[str]]:
-    """Longest first, each to the lightest shard; empty shards are dropped."""
+    """Longest first, each to the lightest shard; empty shards are dropped. A module is one
+    piece, but test_corpus.py, which is three (corpus_parts)."""
+    pieces = []
+    for module in modules:
+        if Path(module).name == "test_corpus.py" and shards > 1:
+            pieces += corpus_parts(module)
+        else:
+            pieces.append((WEIGHTS.get(Path(module).name, DEFAULT), [module]))
     loads = [[0, []] for _ in range(max(1, shards))]
-    for module in sorted(modules, key=lambda m: (-WEIGHTS.get(Path(m).name, DEFAULT), m)):
+    for weight, names in sorted(pieces, key=lambda piece: (-piece[0], piece[1])):
         lightest = min(loads, key=lambda load: load[0])
-        lightest[0] += WEIGHTS.get(Path(module).name, DEFAULT)
-        lightest[1].append(module)
+        lightest[0] += weight
+        lightest[1] += names
     return [sorted(names) for _, names in loads if names]
 
 
