@@ -11,15 +11,22 @@ Rows, for n = 2^16 .. 2^28:
   3-phase 256x8  ... with 8 elements a thread, and 128x8 with the warp block scan, its
                  fastest shape on the H200 (float32 and exclusive only: Lab 1 scans floats)
   torch.cumsum   when torch with CUDA is importable (an inclusive scan; it has no exclusive one)
+  pipelined      with --pipelined BIN (solutions/experiments/pipelined_bench, sm_90): the persistent,
+                 pipelined scan of solutions/pipelined_scan.cu forced at every n, and "pipelined
+                 dispatch", its dispatcher (drill 05's look-back below 2^PIPE_CROSSOVER_LOG2)
 
 Every implementation is checked exactly against the CPU at every size before it is timed (the
 two C++ programs check their own and exit 1 on a mismatch; torch is checked here). GB/s counts
 n * 4 bytes read plus n * 4 written. Writes libraries.csv, and libraries.png when matplotlib is
 importable (or later: --plot CSV).
 
-    make -C solutions bench-libraries                  builds both programs, runs this
-    python3 bench_libraries.py --lookback B1 --scan B2 [--out DIR] [--min 16] [--reps 20]
+    make -C solutions bench-libraries                  builds the programs, runs this
+    python3 bench_libraries.py --lookback B1 --scan B2 [--pipelined B3] [--out DIR] [--min 16] [--reps 20]
     python3 bench_libraries.py --plot DIR/libraries.csv   redraw the PNG from a CSV
+    python3 bench_libraries.py --parts pipelined --pipelined B3 --reuse results/h200-libraries.csv
+        time only the pipelined bench (its copy, look-back, CUB, pipelined and dispatch rows) and
+        take every other row from an earlier run's CSV (its ratios recomputed against this run's
+        copy and CUB; the CSV's first line names both runs)
 
 Exit status: 0 every implementation matched at every size; 1 a mismatch or a program failed;
 2 bad command line; 3 no usable GPU.
@@ -37,12 +44,14 @@ from pathlib import Path
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
 FIELDS = ["n", "type", "scan", "implementation", "ms", "gb_per_s", "of_copy", "vs_cub"]
+PARTS = ("lookback", "three-phase", "torch", "pipelined")
+PIPELINED_ROWS = {"pipelined": "pipelined", "dispatch": "pipelined dispatch"}  # its CSV's name: ours
 THREE_PHASE = [("3-phase 256x1", []), ("3-phase 256x8", ["--items", "8"]),
                ("3-phase 128x8 warp", ["--threads", "128", "--items", "8", "--block-scan", "warp"])]
 EXACT_LIMIT = 1 << 24  # float32 holds every integer up to here
 COLOURS = {"copy": "tab:gray", "look-back": "tab:red", "CUB": "tab:blue", "Thrust": "tab:cyan",
            "torch.cumsum": "tab:purple", "3-phase 256x1": "tab:olive", "3-phase 256x8": "tab:green",
-           "3-phase 128x8 warp": "tab:brown"}
+           "3-phase 128x8 warp": "tab:brown", "pipelined": "tab:orange", "pipelined dispatch": "gold"}
 
 
 def fail(message: str, status: int = EXIT_FAIL) -> None:
@@ -80,6 +89,45 @@ def run_lookback(binary: Path, out: Path, low: int, reps: int, seed: int) -> lis
             rows.append({"n": int(r["n"]), "type": r["type"], "scan": r["scan"], "implementation": r["implementation"],
                          "ms": float(r["ms"]), "gb_per_s": float(r["gb_per_s"])})
     return rows
+
+
+def run_pipelined(binary: Path, out: Path, low: int, high: int, reps: int, seed: int,
+                  with_library_rows: bool) -> tuple[list[dict], str]:
+    """The pipelined bench's rows (it checks every size exactly first and exits 1 on a mismatch):
+    pipelined and its dispatcher; with_library_rows also its copy, look-back and CUB rows.
+    ([], why) on a GPU it can not run on (it is sm_90 only) when other rows stand without it."""
+    table = out / "pipelined.csv"
+    proc = subprocess.run([str(binary), "--bench", "--bench-min", str(low), "--bench-max", str(high), "--csv", str(table),
+                           "--reps", str(reps), "--seed", str(seed), "--timeout", "60"], capture_output=True, text=True)
+    (out / "pipelined.log").write_text(proc.stdout + proc.stderr)
+    if proc.returncode == EXIT_NO_GPU:
+        if with_library_rows:
+            fail(f"{binary.name}: {proc.stderr.strip()}", EXIT_NO_GPU)
+        return [], proc.stderr.strip() or "no usable GPU for it"
+    if proc.returncode != 0:
+        fail(f"{binary.name} exited {proc.returncode} (a mismatch, a hang or a CUDA error): see {out / 'pipelined.log'}")
+    rows = []
+    with table.open() as f:
+        for r in csv.DictReader(f):
+            name = PIPELINED_ROWS.get(r["implementation"], r["implementation"] if with_library_rows else None)
+            if name is not None:
+                rows.append({"n": int(r["n"]), "type": r["type"], "scan": r["scan"], "implementation": name,
+                             "ms": float(r["ms"]), "gb_per_s": float(r["gb_per_s"])})
+    return rows, "ran"
+
+
+def reuse_rows(table: Path, have: list[dict]) -> tuple[list[dict], str]:
+    """Every row of an earlier run's CSV that this run did not time, and that run's title."""
+    lines = table.read_text().splitlines()
+    title = lines[0][2:] if lines and lines[0].startswith("# ") else "?"
+    done = {(r["n"], r["type"], r["scan"], r["implementation"]) for r in have}
+    rows = []
+    for r in csv.DictReader(line for line in lines if not line.startswith("#")):
+        key = (int(r["n"]), r["type"], r["scan"], r["implementation"])
+        if key not in done:
+            rows.append({"n": key[0], "type": key[1], "scan": key[2], "implementation": key[3], "ms": float(r["ms"]),
+                         "gb_per_s": float(r["gb_per_s"])})
+    return rows, title.split(" (rows")[0]
 
 
 def run_three_phase(binary: Path, out: Path, low: int, high: int, reps: int) -> list[dict]:
@@ -208,6 +256,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lookback", type=Path, help="the built solutions/05_lookback_scan")
     parser.add_argument("--scan", type=Path, help="the built a05-scan/cuda/scan")
+    parser.add_argument("--pipelined", type=Path, help="the built experiments/pipelined_bench (sm_90): adds its rows")
+    parser.add_argument("--parts", default=None,
+                        help=f"comma-separated subset of {','.join(PARTS)} (default: all; pipelined with --pipelined)")
+    parser.add_argument("--reuse", type=Path, metavar="CSV",
+                        help="take the rows this run does not time from an earlier run's CSV")
     parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "build" / "bench-libraries")
     parser.add_argument("--min", type=int, default=16, help="smallest n = 2^MIN (10..28, default 16)")
     parser.add_argument("--max", type=int, default=28, help="largest n = 2^MAX for the 3-phase and torch rows")
@@ -223,20 +276,41 @@ def main() -> int:
             fail(f"{args.plot} does not exist", EXIT_USAGE)
         png = plot(args.plot)
         return EXIT_PASS if png else EXIT_FAIL
-    if not args.lookback or not args.scan:
+    parts = set(args.parts.split(",")) if args.parts else set(PARTS[:3]) | ({"pipelined"} if args.pipelined else set())
+    if not parts or not parts <= set(PARTS):
+        fail(f"--parts: a comma-separated subset of {','.join(PARTS)}", EXIT_USAGE)
+    needed = {"lookback": args.lookback, "three-phase": args.scan, "pipelined": args.pipelined}
+    if "lookback" in parts and not args.lookback or "three-phase" in parts and not args.scan:
         fail("--lookback and --scan name the two built programs (or use --plot CSV)", EXIT_USAGE)
+    if "pipelined" in parts and not args.pipelined:
+        fail("--parts pipelined needs --pipelined BIN", EXIT_USAGE)
     if not 10 <= args.min <= args.max <= 28 or not 1 <= args.reps <= 1000:
         fail("want 10 <= --min <= --max <= 28 and 1 <= --reps <= 1000", EXIT_USAGE)
-    for binary in (args.lookback, args.scan):
-        if not binary.is_file():
+    for part, binary in needed.items():
+        if part in parts and not binary.is_file():
             fail(f"{binary} is not built", EXIT_USAGE)
+    if args.reuse and not args.reuse.is_file():
+        fail(f"{args.reuse} does not exist", EXIT_USAGE)
     title = gpu_title()
     args.out.mkdir(parents=True, exist_ok=True)
     print(f"GPU: {title}; n = 2^{args.min} .. 2^{args.max}; median of {args.reps}; results in {args.out}")
-    rows = [r for r in run_lookback(args.lookback, args.out, args.min, args.reps, args.seed) if r["n"] <= 1 << args.max]
-    rows += run_three_phase(args.scan, args.out, args.min, args.max, args.reps)
-    torch_rows, torch_note = run_torch(args.min, args.max, args.reps, args.seed)
+    rows = []
+    if "lookback" in parts:
+        rows += run_lookback(args.lookback, args.out, args.min, args.reps, args.seed)
+    pipelined_note = "not asked for"
+    if "pipelined" in parts:  # without the look-back bench, its copy / look-back / CUB rows stand in
+        found, pipelined_note = run_pipelined(args.pipelined, args.out, args.min, args.max, args.reps, args.seed,
+                                              "lookback" not in parts)
+        rows += found
+    rows = [r for r in rows if r["n"] <= 1 << args.max]
+    if "three-phase" in parts:
+        rows += run_three_phase(args.scan, args.out, args.min, args.max, args.reps)
+    torch_rows, torch_note = run_torch(args.min, args.max, args.reps, args.seed) if "torch" in parts else ([], "not asked for")
     rows += torch_rows
+    if args.reuse:
+        old, old_title = reuse_rows(args.reuse, rows)
+        rows += old
+        title += f" (rows not timed in this run: from {args.reuse.name}, {old_title})"
     rows = add_ratios(rows)
     rows.sort(key=lambda r: (r["n"], r["type"], r["scan"], r["implementation"]))
     table = args.out / "libraries.csv"
@@ -248,6 +322,7 @@ def main() -> int:
             writer.writerow({k: (f"{r[k]:.5f}" if isinstance(r[k], float) else r[k]) for k in FIELDS})
     print_table([r for r in rows if r["n"] in (1 << args.min, 1 << 22, 1 << args.max)])
     print(f"torch.cumsum: {torch_note if torch_rows else 'not run: ' + torch_note}")
+    print(f"pipelined: {pipelined_note if pipelined_note == 'ran' else 'not run: ' + pipelined_note}")
     png = plot(table, title)
     print(f"every implementation matched the CPU at every size; wrote {table}" + (f" and {png}" if png else ""))
     return EXIT_PASS

@@ -13,14 +13,14 @@
 //   - no whole-block barrier after start-up: every hand-over is an mbarrier, waited on by only
 //     the warps that need it.
 //
-// The map, warp by warp (block = 3 + kScanWarps warps; tile = kTile elements; stage s = k % kStages
-// for the block's k-th tile):
+// The map, warp by warp (block = 3 + kScanWarps warps, 224 threads; tile = kTile elements,
+// 4096 by default; stage s = k % kStages for the block's k-th tile, 12 stages by default):
 //   warp 0  producer    waits empty[s]; lane 0 draws the next ticket; writes it to ticket[s];
 //                       bulk-loads the tile into stage s, completing on full[s]. A ticket past the
 //                       end becomes kNoTile in ticket[s] (a plain arrive on full[s]) and the warp ends.
 //   warp 1  look-ahead  waits full[s] (for the ticket); reads the descriptors of tiles
 //                       [previous ticket, this ticket) until all show flag A, adds them to the
-//                       running prefix; writes prefix[s]; arrives prefix_ready[s].
+//                       running prefix; writes prefix[s]; arrives prefix_ready[s] (tile_prefix).
 //   warp 2  reduce      waits full[s]; sums the stage, one partial per scan warp's part into
 //                       part[s][w]; publishes the tile's aggregate (flag A); arrives reduced[s]
 //                       and empty[s].
@@ -61,10 +61,16 @@
 //   nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xcompiler -Wall,-Wextra -o pipelined_bench experiments/pipelined_bench.cu
 //   ./pipelined_bench --check-only --full ; ./pipelined_bench --stress ; ./pipelined_bench --bench
 // (solutions/experiments/run_pipelined_device.sh builds and runs all of it, with tuning builds).
-// The knobs (-D on the compile line, default in brackets):
-//   PIPE_STAGES [6]  PIPE_TILE_KIB [32]  PIPE_SCAN_WARPS [4]  PIPE_BULK_STORE [0]
+// The knobs (-D on the compile line, default in brackets; the defaults are the fastest build the
+// H200 sweep of 2026-12-04 measured: 12 x 16 KiB 0.971 of copy at 2^28 float32, 6 x 32 KiB 0.944):
+//   PIPE_STAGES [12]  PIPE_TILE_KIB [16]  PIPE_SCAN_WARPS [4]  PIPE_BULK_STORE [0]
 //   PIPE_SPIN_NS [128] the look-ahead's pause between re-reads of unready descriptors
-//   PIPE_CROSSOVER_LOG2 [22]  the dispatcher's classic/pipelined crossover, n = 2^K (set from the sweep)
+//   PIPE_CROSSOVER_LOG2 [23]  the dispatcher's classic/pipelined crossover, n = 2^K (the same
+//                     sweep: the pipelined kernel wins at every n from 2^23, loses at 2^21-2^22)
+// and the ablation's, each undoing one step of the design (pipelined_bench --ablation times all):
+//   PIPE_PUBLISH [0]   1: the classic chain, a tile publishes P after its look-back and the next looks back to it
+//   PIPE_LOOKAHEAD_WARP [1]  0: the first scan warp finds each prefix before scanning (warp 1 idles)
+//   PIPE_PERSISTENT [1]  0: one tile a block, grid = tiles (with PIPE_PUBLISH=1)
 // sm_90 only (cp.async.bulk, mbarrier expect_tx): a HIP port would need the ring built from
 // plain loads or the gfx942/gfx950 async global->LDS loads, and s_sleep/waitcnt in place of mbarriers.
 
@@ -78,10 +84,10 @@
 
 // ---- the knobs -------------------------------------------------------------------
 #ifndef PIPE_STAGES
-#define PIPE_STAGES 6
+#define PIPE_STAGES 12
 #endif
 #ifndef PIPE_TILE_KIB
-#define PIPE_TILE_KIB 32
+#define PIPE_TILE_KIB 16
 #endif
 #ifndef PIPE_SCAN_WARPS
 #define PIPE_SCAN_WARPS 4
@@ -93,7 +99,17 @@
 #define PIPE_SPIN_NS 128
 #endif
 #ifndef PIPE_CROSSOVER_LOG2
-#define PIPE_CROSSOVER_LOG2 22
+#define PIPE_CROSSOVER_LOG2 23
+#endif
+// The ablation's knobs: each undoes one step of the design (the defaults are the design).
+#ifndef PIPE_PUBLISH
+#define PIPE_PUBLISH 0  // 1: the classic chain, an inclusive prefix (flag P) per tile, looked back to
+#endif
+#ifndef PIPE_LOOKAHEAD_WARP
+#define PIPE_LOOKAHEAD_WARP 1  // 0: no look-ahead warp; the first scan warp finds each prefix itself
+#endif
+#ifndef PIPE_PERSISTENT
+#define PIPE_PERSISTENT 1  // 0: one tile a block, grid = tiles (needs PIPE_PUBLISH=1)
 #endif
 constexpr size_t kPipelinedMinN = size_t(1) << PIPE_CROSSOVER_LOG2;
 constexpr unsigned kLookAheadSleepNs = PIPE_SPIN_NS;
@@ -154,12 +170,18 @@ __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wa
 __device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 
 // ---- the shape and the shared memory ------------------------------------------------
-template <int kTileBytesT, int kStagesT, int kScanWarpsT, bool kBulkStoreT>
+// The last three are the ablation's (PIPE_PUBLISH, PIPE_LOOKAHEAD_WARP, PIPE_PERSISTENT): the
+// defaults are the design; each other value undoes one of its steps.
+template <int kTileBytesT, int kStagesT, int kScanWarpsT, bool kBulkStoreT, bool kChainT = false,
+          bool kDedicatedLookAheadT = true, bool kPersistentT = true>
 struct PipeShape {
     static constexpr int kTile = kTileBytesT / 4;  // elements (float32 or int32)
     static constexpr int kStages = kStagesT;
     static constexpr int kScanWarps = kScanWarpsT;
     static constexpr bool kBulkStore = kBulkStoreT;
+    static constexpr bool kChain = kChainT;                            // publish P and look back to it
+    static constexpr bool kDedicatedLookAhead = kDedicatedLookAheadT;  // warp 1 finds the prefixes
+    static constexpr bool kPersistent = kPersistentT;                  // one block an SM, many tiles each
     static constexpr int kProducerWarp = 0, kLookAheadWarp = 1, kReduceWarp = 2, kFirstScanWarp = 3;
     static constexpr int kThreads = 32 * (kFirstScanWarp + kScanWarps);
     static constexpr int kPart = kTile / kScanWarps;  // elements a scan warp owns in a tile
@@ -168,6 +190,7 @@ struct PipeShape {
     static constexpr unsigned kEmptyArrivals = 1 + kScanWarps;  // the reduce warp and every scan warp
     static_assert(kStages >= 2, "one stage loading while another is scanned (and the deferred release needs 2)");
     static_assert(kTile % (128 * kScanWarps) == 0, "every scan warp owns whole 128-element rounds");
+    static_assert(kPersistent || kChain, "one tile a block needs the chain: a running prefix has no previous tile");
 };
 
 template <class P, typename T>
@@ -187,8 +210,8 @@ __device__ __forceinline__ void produce(PipeSmem<P, T>& sm, const T* __restrict_
     for (unsigned k = 0;; ++k) {
         const unsigned s = k % P::kStages, use = k / P::kStages;
         if (use > 0) mbar_wait(&sm.empty[s], (use - 1) & 1);
-        unsigned ticket = 0;
-        if (lane == 0) ticket = atomicAdd(counter, 1u);
+        unsigned ticket = kNoTile;  // not persistent: one ticket a block, then the end
+        if (lane == 0 && (P::kPersistent || k == 0)) ticket = atomicAdd(counter, 1u);
         ticket = __shfl_sync(0xffffffffu, ticket, 0);
         if (ticket >= tiles) {
             if (lane == 0) {
@@ -219,22 +242,32 @@ __device__ __forceinline__ void produce(PipeSmem<P, T>& sm, const T* __restrict_
     }
 }
 
-// The running prefix: `running` is the sum of tiles 0 .. start-1 for the block's previous tile
-// `start` (0 and 0 before its first). The tiles between belong to other blocks, drawn just
-// before ours, so they are loaded and reduced at about the same time as ours: one pass of
-// reads usually finds them all with flag A.
-template <class P, typename T>
-__device__ __forceinline__ void look_ahead(PipeSmem<P, T>& sm, Descriptor* descriptors, unsigned epoch) {
-    const unsigned lane = threadIdx.x % 32;
+// The exclusive prefix of the block's tile `ticket` (its k-th, in stage s), in every lane of the
+// calling warp: the look-ahead warp, or (PIPE_LOOKAHEAD_WARP=0) the first scan warp.
+// The design: `running` is the sum of tiles 0 .. start-1 for the block's previous tile `start`
+// (0 and 0 before its first). The tiles between belong to other blocks, drawn just before ours,
+// so they are loaded and reduced at about the same time as ours: one pass of reads usually
+// finds them all with flag A. Nothing waits for any tile's prefix but its own block.
+// The chain (PIPE_PUBLISH=1, as drill 05 and CUB do it): look back from ticket - 1, adding
+// aggregates, to the nearest inclusive prefix (flag P), and publish this tile's own P: every
+// tile's prefix now waits for its predecessor's look-back to have finished.
+template <typename T>
+struct RunningPrefix {
     T running = T(0);
     unsigned start = 0;
-    for (unsigned k = 0;; ++k) {
-        const unsigned s = k % P::kStages, use = k / P::kStages;
-        mbar_wait(&sm.full[s], use & 1);
-        const unsigned ticket = sm.ticket[s];
-        if (ticket == kNoTile) return;
+};
+template <class P, typename T>
+__device__ __forceinline__ T tile_prefix(PipeSmem<P, T>& sm, unsigned s, unsigned use, unsigned ticket,
+                                         Descriptor* descriptors, unsigned epoch, RunningPrefix<T>& rp) {
+    if constexpr (P::kChain) {
+        mbar_wait(&sm.reduced[s], use & 1);  // this tile's aggregate, for the P it publishes
+        T aggregate = T(0);
+        for (int w = 0; w < P::kScanWarps; ++w) aggregate += sm.part[s][w];
+        return lookback_exclusive_prefix<T>(descriptors, ticket, epoch, aggregate);  // tile 0: 0
+    } else {
+        const unsigned lane = threadIdx.x % 32;
         T sum = T(0);
-        for (unsigned first = start; first < ticket; first += 32 * kLookAheadWidth) {
+        for (unsigned first = rp.start; first < ticket; first += 32 * kLookAheadWidth) {
             unsigned pending = 0;  // bit j: descriptor first + 32 j + lane still to be found ready
 #pragma unroll
             for (int j = 0; j < kLookAheadWidth; ++j)
@@ -255,10 +288,25 @@ __device__ __forceinline__ void look_ahead(PipeSmem<P, T>& sm, Descriptor* descr
                 __nanosleep(kLookAheadSleepNs);
             }
         }
-        running += warp_sum(sum);
-        start = ticket;
+        rp.running += warp_sum(sum);
+        rp.start = ticket;
+        return rp.running;
+    }
+}
+
+// The look-ahead warp: works on the block's tile k + 1 while the scan warps store tile k.
+template <class P, typename T>
+__device__ __forceinline__ void look_ahead(PipeSmem<P, T>& sm, Descriptor* descriptors, unsigned epoch) {
+    const unsigned lane = threadIdx.x % 32;
+    RunningPrefix<T> rp;
+    for (unsigned k = 0;; ++k) {
+        const unsigned s = k % P::kStages, use = k / P::kStages;
+        mbar_wait(&sm.full[s], use & 1);
+        const unsigned ticket = sm.ticket[s];
+        if (ticket == kNoTile) return;
+        const T prefix = tile_prefix<P>(sm, s, use, ticket, descriptors, epoch, rp);
         if (lane == 0) {
-            sm.prefix[s] = running;
+            sm.prefix[s] = prefix;
             mbar_arrive(&sm.prefix_ready[s]);
         }
     }
@@ -300,15 +348,24 @@ __device__ __forceinline__ void reduce(PipeSmem<P, T>& sm, Descriptor* descripto
 // (their warp scans are independent; only the carry chains them).
 template <class P, typename T, bool kInclusive>
 __device__ __forceinline__ void scan_store(PipeSmem<P, T>& sm, int w, T* __restrict__ out, size_t n,
-                                           unsigned* __restrict__ visits) {
+                                           Descriptor* descriptors, unsigned epoch, unsigned* __restrict__ visits) {
     using V = typename Vec4<T>::type;
     const unsigned lane = threadIdx.x % 32;
+    RunningPrefix<T> rp;  // PIPE_LOOKAHEAD_WARP=0 only: scan warp 0 keeps it
     int held = -1;  // bulk stores: the stage whose store may still be reading it (released one tile later)
     for (unsigned k = 0;; ++k) {
         const unsigned s = k % P::kStages, use = k / P::kStages;
         mbar_wait(&sm.full[s], use & 1);
         const unsigned ticket = sm.ticket[s];
         if (ticket == kNoTile) break;
+        if (!P::kDedicatedLookAhead && w == 0) {  // the ablation: the prefix before the scan, in line
+            const T prefix = tile_prefix<P>(sm, s, use, ticket, descriptors, epoch, rp);
+            if (lane == 0) {
+                sm.prefix[s] = prefix;
+                mbar_arrive(&sm.prefix_ready[s]);
+            }
+            __syncwarp();
+        }
         mbar_wait(&sm.reduced[s], use & 1);
         mbar_wait(&sm.prefix_ready[s], use & 1);
         T carry = sm.prefix[s];
@@ -408,16 +465,17 @@ __global__ void __launch_bounds__(P::kThreads, 1)
     if (warp == P::kProducerWarp) {
         produce<P>(sm, in, n, tiles, &counters[parity]);
     } else if (warp == P::kLookAheadWarp) {
-        look_ahead<P>(sm, descriptors, epoch);
+        if (P::kDedicatedLookAhead) look_ahead<P>(sm, descriptors, epoch);  // (else: the warp ends at once)
     } else if (warp == P::kReduceWarp) {
         reduce<P>(sm, descriptors, epoch);
     } else {
-        scan_store<P, T, kInclusive>(sm, warp - P::kFirstScanWarp, out, n, visits);
+        scan_store<P, T, kInclusive>(sm, warp - P::kFirstScanWarp, out, n, descriptors, epoch, visits);
     }
 }
 
 // ---- host side: the state, the launcher and the dispatcher ---------------------------
-using TunedPipe = PipeShape<PIPE_TILE_KIB * 1024, PIPE_STAGES, PIPE_SCAN_WARPS, PIPE_BULK_STORE != 0>;
+using TunedPipe = PipeShape<PIPE_TILE_KIB * 1024, PIPE_STAGES, PIPE_SCAN_WARPS, PIPE_BULK_STORE != 0, PIPE_PUBLISH != 0,
+                            PIPE_LOOKAHEAD_WARP != 0, PIPE_PERSISTENT != 0>;
 
 // Everything a scan needs on the device besides its arrays: one descriptor per tile (shared
 // by the classic and the pipelined kernel: each launch has its own epoch), the classic
@@ -485,7 +543,7 @@ static unsigned pipelined_launch(bool inclusive, const T* in, T* out, size_t n, 
                                  unsigned* visits = nullptr) {
     if (n == 0) return 0;
     const size_t tiles = (n + P::kTile - 1) / P::kTile;
-    const unsigned grid = unsigned(tiles < size_t(st.sms) ? tiles : size_t(st.sms));
+    const unsigned grid = unsigned(tiles < size_t(st.sms) || !P::kPersistent ? tiles : size_t(st.sms));
     const unsigned epoch = st.nextEpoch(stream);
     const unsigned parity = st.pipe_launches++ & 1u;
     const size_t smem = sizeof(PipeSmem<P, T>);

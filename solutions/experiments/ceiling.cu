@@ -610,14 +610,18 @@ int main(int argc, char** argv) {
                 need_kib < 0 ? "no swept" : fmt("%.0f", need_kib).c_str());
 
     // Part 2: the bulk-copy ring, one block per SM.
-    CUDA_CHECK(cudaFuncSetAttribute(bulk_ring_copy, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(prop.sharedMemPerBlockOptin)));
+    // The opt-in limit covers static and dynamic shared memory together: the kernel's own
+    // mbarriers (its static __shared__) come off what the ring may take.
+    cudaFuncAttributes ring_attr{};
+    CUDA_CHECK(cudaFuncGetAttributes(&ring_attr, bulk_ring_copy));
+    const size_t ring_max = prop.sharedMemPerBlockOptin - ring_attr.sharedSizeBytes;
+    CUDA_CHECK(cudaFuncSetAttribute(bulk_ring_copy, cudaFuncAttributeMaxDynamicSharedMemorySize, int(ring_max)));
     std::vector<std::vector<std::string>> ring_rows;
     double best_ring = 0;
     for (unsigned tile_kib : {8u, 16u, 32u, 48u}) {
         for (unsigned stages : {2u, 3u, 4u, 6u, 8u, 12u}) {
             const size_t smem = size_t(tile_kib) * 1024 * stages;
-            if (smem + 1024 > prop.sharedMemPerBlockOptin || smem > 200 * 1024) continue;
+            if (smem > ring_max || smem > 200 * 1024) continue;
             const unsigned tile_bytes = tile_kib * 1024;
             const size_t ring_bytes = bytes / tile_bytes * tile_bytes;
             CUDA_CHECK(cudaMemset(out, 0, bytes));

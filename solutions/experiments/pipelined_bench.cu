@@ -17,12 +17,14 @@
 //   ./pipelined_bench                   every check, then time n = 2^24 and 2^28
 //   ./pipelined_bench --full            ... and check n = 2^28 as well
 //   ./pipelined_bench --stress          the small-tile builds: many tiles a block, repeated launches
-//   ./pipelined_bench --bench           check and time n = 2^20 .. 2^28 (--bench-min K to start at 2^K)
+//   ./pipelined_bench --bench           check and time n = 2^20 .. 2^28 (--bench-min K / --bench-max M: 2^K .. 2^M)
 //   ./pipelined_bench --time-log2 28    time one size (the tuning builds); prints "tuning:" lines
 //                                       (--float-only: float32 only)
 //   ./pipelined_bench --quick           small sizes only, no timing (for compute-sanitizer)
 //   ./pipelined_bench --check-only      every check, no timing
-//   ./pipelined_bench --csv FILE        also write the timed rows (the library benchmark's format)
+//   ./pipelined_bench --csv FILE        also write the timed rows (the library benchmark reads them)
+//   ./pipelined_bench --ablation        one build per design step at 2^28 float32, as a table and as
+//                                       Markdown (a build with -DPIPE_ABLATION -DPIPE_NO_CUB only)
 //   ./pipelined_bench --seed 7 / --reps R / --timeout S / --help
 // Observe: the check table (first bad index, should, is; "visits" is the exactly-once check);
 // the timing table ("of copy" against the copy of the same run, "vs CUB" = CUB's time / ours);
@@ -216,11 +218,12 @@ __global__ void __launch_bounds__(256) sm_copy(const int4* __restrict__ in, int4
 // ---- host side: options -------------------------------------------------------------
 struct Options {
     bool quick = false, check_only = false, full = false, bench = false, stress = false, float_only = false;
+    bool ablation = false;
     uint64_t seed = 0;
     bool seed_given = false;
     int reps = 20;
     int time_log2 = 0;
-    int bench_min = 20;
+    int bench_min = 20, bench_max = 28;
     std::string csv;
     int timeout_s = 20;
     bool timed() const { return !check_only && !quick; }
@@ -228,16 +231,19 @@ struct Options {
 
 static void printUsage(FILE* to) {
     std::fprintf(to,
-                 "usage: pipelined_bench [--full] [--bench] [--stress] [--quick] [--check-only] [--bench-min K]\n"
+                 "usage: pipelined_bench [--full] [--bench] [--stress] [--quick] [--check-only] [--bench-min K] [--bench-max M] [--ablation]\n"
                  "                       [--time-log2 K] [--float-only] [--csv FILE] [--seed S] [--reps R] [--timeout S] [--help]\n"
                  "  --full         also check n = 2^28\n"
-                 "  --bench        time n = 2^K .. 2^28 (K = --bench-min, default 20), both types and scans\n"
+                 "  --bench        time n = 2^K .. 2^M (--bench-min K, default 20; --bench-max M, default 28), both types and scans\n"
                  "  --stress       %d- and %d-element-tile builds over 2^24 + 7 and 2^28 elements, once and %d back to back\n"
                  "  --quick        small sizes only (at most 2^18 + 3), no timing: for compute-sanitizer\n"
                  "  --check-only   every check, no timing\n"
                  "  --time-log2 K  time n = 2^K only (10..28); prints one \"tuning:\" line per type and scan\n"
                  "  --float-only   time float32 only (the tuning builds: half the time)\n"
                  "  --csv FILE     write the timed rows: n,type,scan,implementation,ms,gb_per_s,copy_gb_per_s\n"
+                 "                 (implementation: copy, pipelined, look-back, CUB, dispatch)\n"
+                 "  --ablation     one build per design step at n = 2^28 float32, checked, timed, and printed as\n"
+                 "                 a table and as Markdown (builds with -DPIPE_ABLATION only)\n"
                  "  --seed S       the inputs' seed (default: from the clock, printed)\n"
                  "  --reps R       timed repetitions, median reported (default 20)\n"
                  "  --timeout S    a launch not finished after S seconds is a hang: exit 1 (default 20; 0: wait)\n"
@@ -268,6 +274,11 @@ static Options parseOptions(int argc, char** argv) {
             opt.quick = true;
         } else if (flag == "--check-only") {
             opt.check_only = true;
+        } else if (flag == "--ablation") {
+#ifndef PIPE_ABLATION
+            usageError("%s needs a build with -DPIPE_ABLATION (run_pipelined_device.sh makes one)", "--ablation");
+#endif
+            opt.ablation = true;
         } else if (flag == "--float-only") {
             opt.float_only = true;
         } else if (flag == "--seed") {
@@ -278,6 +289,8 @@ static Options parseOptions(int argc, char** argv) {
             opt.time_log2 = int(value(10, 28));
         } else if (flag == "--bench-min") {
             opt.bench_min = int(value(10, 28));
+        } else if (flag == "--bench-max") {
+            opt.bench_max = int(value(10, 28));
         } else if (flag == "--timeout") {
             opt.timeout_s = int(value(0, 86400));
         } else if (flag == "--csv") {
@@ -289,6 +302,9 @@ static Options parseOptions(int argc, char** argv) {
     }
     if (opt.quick && (opt.full || opt.bench || opt.stress)) usageError("%s does not combine with --full, --bench or --stress", "--quick");
     if (opt.check_only && (opt.bench || opt.time_log2)) usageError("%s times nothing", "--check-only");
+    if (opt.bench_min > opt.bench_max) usageError("%s: want --bench-min <= --bench-max", "--bench");
+    if (opt.ablation && (opt.quick || opt.check_only || opt.bench || opt.stress || opt.full || opt.time_log2))
+        usageError("%s runs alone (with --reps, --seed, --timeout)", "--ablation");
     return opt;
 }
 
@@ -626,7 +642,8 @@ static void timeType(size_t n, uint64_t seed, const Options& opt, double copy_ms
                         typeName<T>(), scan, pipe_ms, gbs, of_copy(pipe_ms));
         }
         if (csv != nullptr) {
-            for (auto [impl, ms] : {std::pair<const char*, float>{"pipelined", pipe_ms}, {"look-back", classic_ms}, {"CUB", cub_ms}})
+            for (auto [impl, ms] : {std::pair<const char*, float>{"pipelined", pipe_ms}, {"look-back", classic_ms}, {"CUB", cub_ms},
+                                    {"dispatch", opt.time_log2 == 0 ? dispatch_ms : 0.0f}})
                 if (ms > 0) std::fprintf(csv, "%zu,%s,%s,%s,%.5f,%.1f,%.1f\n", n, typeName<T>(), scan, impl, ms,
                                          gbPerSecond(bytes, ms), copy_gbs);
         }
@@ -638,7 +655,7 @@ static void runTiming(const Options& opt, uint64_t seed, Buffers& buf, ScanState
     if (opt.time_log2 != 0) {
         sizes.push_back(size_t(1) << opt.time_log2);
     } else if (opt.bench) {
-        for (int p = opt.bench_min; p <= 28; ++p) sizes.push_back(size_t(1) << p);
+        for (int p = opt.bench_min; p <= opt.bench_max; ++p) sizes.push_back(size_t(1) << p);
     } else {
         sizes = {size_t(1) << 24, kBig};
     }
@@ -713,6 +730,156 @@ static void runTiming(const Options& opt, uint64_t seed, Buffers& buf, ScanState
     printTable({"what", "target", "measured", "status"}, targets);
 }
 
+// ---- host side: the ablation (a build with -DPIPE_ABLATION) ------------------------------------
+// One build of the kernel per design step, each checked exactly (and exactly once a tile) and then
+// timed at n = 2^28 float32, exclusive and inclusive, against the copy measured here. "steps"
+// adds the design one step at a time, from drill 05's classic kernel; "without" takes one step
+// out of the design; "ring" trades stages against tile size (about 192 KiB of ring in all) and
+// then takes stages away at 16 KiB; "scan warps" doubles them.
+#ifdef PIPE_ABLATION
+namespace ablation {
+constexpr int KiB = 1024;
+//                               tile      stages warps bulk   chain  la-warp persistent
+using NotPersistent = PipeShape<16 * KiB, 2, 4, false, true, false, false>;
+using ChainInWarp = PipeShape<16 * KiB, 12, 4, false, true, false>;
+using AggregatesInWarp = PipeShape<16 * KiB, 12, 4, false, false, false>;
+using Design = PipeShape<16 * KiB, 12, 4, false>;
+using BulkStores = PipeShape<16 * KiB, 12, 4, true>;
+using Chain = PipeShape<16 * KiB, 12, 4, false, true, true>;
+using Ring2x96 = PipeShape<96 * KiB, 2, 4, false>;
+using Ring3x64 = PipeShape<64 * KiB, 3, 4, false>;
+using Ring4x48 = PipeShape<48 * KiB, 4, 4, false>;
+using Ring6x32 = PipeShape<32 * KiB, 6, 4, false>;
+using Ring8x24 = PipeShape<24 * KiB, 8, 4, false>;
+using Ring6x16 = PipeShape<16 * KiB, 6, 4, false>;
+using Ring4x16 = PipeShape<16 * KiB, 4, 4, false>;
+using Warps8 = PipeShape<16 * KiB, 12, 8, false>;
+}  // namespace ablation
+
+struct AblationRow {
+    std::string group, step, knobs;
+    float ms[2] = {0, 0};  // exclusive, inclusive
+    bool ok = true;
+};
+
+// Checks (poisoned output, watchdog, exact, and every tile scanned once) and times one build.
+template <class P>
+static void ablate(const char* group, const char* step, const char* knobs, const std::vector<float>& input, Buffers& buf,
+                   ScanState& st, Gate& gate, int reps, std::vector<AblationRow>& rows,
+                   std::vector<std::vector<std::string>>& check_rows) {
+    CUDA_CHECK((pipelined_prepare<P, float>()));
+    const size_t n = input.size(), tiles = (n + P::kTile - 1) / P::kTile;
+    const float* d_in = static_cast<const float*>(buf.in);
+    float* d_out = static_cast<float*>(buf.out);
+    AblationRow row{group, step, knobs};
+    for (bool inclusive : {false, true}) {
+        CUDA_CHECK(cudaMemset(buf.visits, 0, tiles * sizeof(unsigned)));
+        CUDA_CHECK(cudaMemset(buf.out, 0xFF, n * sizeof(float)));
+        const unsigned grid = pipelined_launch<P>(inclusive, d_in, d_out, n, st, 0, buf.visits);
+        CUDA_CHECK_LAUNCH();
+        const std::string what = std::string(step) + (inclusive ? " inclusive" : " exclusive");
+        waitForStream(what.c_str());
+        static std::vector<float> out;  // one host copy for every build (1 GiB at 2^28)
+        out.resize(n);
+        CUDA_CHECK(cudaMemcpy(out.data(), buf.out, n * sizeof(float), cudaMemcpyDeviceToHost));
+        const Check c = checkScan(input, out, inclusive);
+        // Not persistent: every block draws one ticket and none past the end.
+        const VisitCheck v = checkVisits(buf, st, tiles, P::kPersistent ? grid : 0, 1);
+        const bool ok = c.mismatches == 0 && v.ok;
+        const std::string why = c.mismatches == 0 ? "exact" : "out[" + num(c.first) + "] is " + showNumber(c.actual) +
+                                                                  ", should be " + showNumber(c.expected);
+        gate.record("ablation " + what, ok, why + (v.ok ? "" : "; " + v.why));
+        check_rows.push_back({num(n), step, "float32", inclusive ? "inclusive" : "exclusive", num(tiles), num(grid), "1",
+                              num(c.mismatches), c.mismatches ? num(c.first) : "-",
+                              c.mismatches ? showNumber(c.expected) : "-", c.mismatches ? showNumber(c.actual) : "-", v.why,
+                              ok ? "pass" : "FAIL", knobs});
+        row.ok = row.ok && ok;
+        row.ms[inclusive] = coldMedianMs(buf, reps, what.c_str(), [&] { pipelined_launch<P>(inclusive, d_in, d_out, n, st, 0); });
+    }
+    rows.push_back(row);
+}
+
+static void runAblation(const Options& opt, Buffers& buf, ScanState& st, Gate& gate) {
+    using namespace ablation;
+    const size_t n = kBig, bytes = n * sizeof(float);
+    std::vector<float> input;
+    makeInput(n, opt.seed, input);
+    upload(input, buf);
+    const float memcpy_ms = coldMedianMs(buf, opt.reps, "copy", [&] {
+        CUDA_CHECK(cudaMemcpyAsync(buf.out, buf.in, bytes, cudaMemcpyDeviceToDevice));
+    });
+    const double copy_gbs = gbPerSecond(2.0 * bytes, memcpy_ms);
+    std::vector<AblationRow> rows;
+    std::vector<std::vector<std::string>> check_rows;
+    {  // the "before": drill 05's kernel, one tile a block, the block waiting while warp 0 looks back
+        AblationRow row{"steps", "drill 05's look-back (one tile a block, CUB's structure)", "05_lookback_scan.cu"};
+        for (bool inclusive : {false, true}) {
+            row.ok = runChecked(Path::Classic, inclusive, input, buf, st, gate, check_rows, "ablation: the before") && row.ok;
+            row.ms[inclusive] = coldMedianMs(buf, opt.reps, "classic", [&] {
+                classic_launch(inclusive, static_cast<const float*>(buf.in), static_cast<float*>(buf.out), n, st, 0);
+            });
+        }
+        rows.push_back(row);
+    }
+    const int r = opt.reps;
+    ablate<NotPersistent>("steps", "+ roles and bulk loads, not persistent (a tile a block, 2 x 16 KiB)",
+                          "PIPE_PERSISTENT=0 PIPE_PUBLISH=1 PIPE_LOOKAHEAD_WARP=0 PIPE_STAGES=2", input, buf, st, gate, r,
+                          rows, check_rows);
+    ablate<ChainInWarp>("steps", "+ persistent: one block an SM, a 12 x 16 KiB ring", "PIPE_PUBLISH=1 PIPE_LOOKAHEAD_WARP=0",
+                        input, buf, st, gate, r, rows, check_rows);
+    ablate<AggregatesInWarp>("steps", "+ publish aggregates only: a running prefix, no chain of P", "PIPE_LOOKAHEAD_WARP=0",
+                             input, buf, st, gate, r, rows, check_rows);
+    ablate<Design>("steps", "+ a look-ahead warp: the design (the default build)", "(defaults)", input, buf, st, gate, r,
+                   rows, check_rows);
+    ablate<BulkStores>("steps", "+ bulk stores (cp.async.bulk from the stage)", "PIPE_BULK_STORE=1", input, buf, st, gate, r,
+                       rows, check_rows);
+    ablate<Chain>("without", "the design with the chain of P (no publish-aggregate-first)", "PIPE_PUBLISH=1", input, buf,
+                  st, gate, r, rows, check_rows);
+    ablate<AggregatesInWarp>("without", "the design without the look-ahead warp", "PIPE_LOOKAHEAD_WARP=0", input, buf, st,
+                             gate, r, rows, check_rows);
+    ablate<Ring2x96>("ring", "2 stages x 96 KiB", "PIPE_STAGES=2 PIPE_TILE_KIB=96", input, buf, st, gate, r, rows, check_rows);
+    ablate<Ring3x64>("ring", "3 stages x 64 KiB", "PIPE_STAGES=3 PIPE_TILE_KIB=64", input, buf, st, gate, r, rows, check_rows);
+    ablate<Ring4x48>("ring", "4 stages x 48 KiB", "PIPE_STAGES=4 PIPE_TILE_KIB=48", input, buf, st, gate, r, rows, check_rows);
+    ablate<Ring6x32>("ring", "6 stages x 32 KiB (the first default)", "PIPE_STAGES=6 PIPE_TILE_KIB=32", input, buf, st, gate,
+                     r, rows, check_rows);
+    ablate<Ring8x24>("ring", "8 stages x 24 KiB", "PIPE_STAGES=8 PIPE_TILE_KIB=24", input, buf, st, gate, r, rows, check_rows);
+    ablate<Ring6x16>("ring", "6 stages x 16 KiB (96 KiB in flight)", "PIPE_STAGES=6", input, buf, st, gate, r, rows,
+                     check_rows);
+    ablate<Ring4x16>("ring", "4 stages x 16 KiB (64 KiB in flight)", "PIPE_STAGES=4", input, buf, st, gate, r, rows,
+                     check_rows);
+    ablate<Warps8>("scan warps", "8 scan warps (352 threads)", "PIPE_SCAN_WARPS=8", input, buf, st, gate, r, rows, check_rows);
+
+    std::printf("Ablation: n = 2^28 float32, median of %d after %d warm-ups, the L2 cleaned before each; of copy =\n"
+                "GB/s (n*4 read + n*4 written) / cudaMemcpyAsync's %.1f GB/s in this run; every build checked exactly first\n",
+                opt.reps, kWarmups, copy_gbs);
+    printTable(kCheckHeader, check_rows);
+    auto of_copy = [&](float ms) { return gbPerSecond(2.0 * bytes, ms) / copy_gbs; };
+    std::vector<std::vector<std::string>> table;
+    for (const AblationRow& a : rows)
+        table.push_back({a.group, a.step, fmt("%.4f", a.ms[0]), fmt("%.3f", of_copy(a.ms[0])), fmt("%.4f", a.ms[1]),
+                         fmt("%.3f", of_copy(a.ms[1])), a.ok ? "pass" : "FAIL", a.knobs});
+    printTable({"group", "step", "excl ms", "of copy", "incl ms", "of copy", "check", "knobs (-D)"}, table);
+    // The same, as the README's Markdown table (paste it as is).
+    std::printf("\nablation markdown (H200 run of pipelined_bench --ablation; copy %.0f GB/s):\n\n", copy_gbs);
+    // change: a step against the step before it; every other row against the design.
+    std::printf("| group | design step | `-D` knobs | exclusive, of copy | inclusive, of copy | change (mean) |\n");
+    std::printf("|---|---|---|---|---|---|\n");
+    double before = 0, design = 0;
+    for (const AblationRow& a : rows)
+        if (a.knobs == "(defaults)") design = 0.5 * (of_copy(a.ms[0]) + of_copy(a.ms[1]));
+    for (const AblationRow& a : rows) {
+        const double mean = 0.5 * (of_copy(a.ms[0]) + of_copy(a.ms[1]));
+        const double base = a.group == "steps" ? before : design;
+        const std::string change = base > 0 ? fmt("%+.3f", mean - base) + (a.group == "steps" ? "" : " vs the design")
+                                            : std::string("-");
+        std::printf("| %s | %s | `%s` | %.3f | %.3f | %s |\n", a.group.c_str(), a.step.c_str(), a.knobs.c_str(),
+                    of_copy(a.ms[0]), of_copy(a.ms[1]), a.ok ? change.c_str() : "CHECK FAILED");
+        if (a.group == "steps") before = mean;
+    }
+    std::printf("\n");
+}
+#endif
+
 // ---- main ------------------------------------------------------------------------------------
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
@@ -757,7 +924,7 @@ int main(int argc, char** argv) {
     }
 
     Gate gate;
-    if (opt.time_log2 == 0) {
+    if (opt.time_log2 == 0 && !opt.ablation) {
         const std::vector<SizeCase> sizes = checkSizes(opt, opt.seed, buf.sms);
         std::vector<std::vector<std::string>> rows;
         std::printf("Checks: every size, float32 and int32, exclusive and inclusive, against the CPU; visits = every\n"
@@ -767,7 +934,10 @@ int main(int argc, char** argv) {
         printTable(kCheckHeader, rows);
     }
     if (opt.stress) runStress(opt.seed, buf, st, gate);
-    if (opt.timed()) runTiming(opt, opt.seed, buf, st, gate);
+#ifdef PIPE_ABLATION
+    if (opt.ablation) runAblation(opt, buf, st, gate);
+#endif
+    if (opt.timed() && !opt.ablation) runTiming(opt, opt.seed, buf, st, gate);
 
     st.release();
     CUDA_CHECK(cudaFree(buf.in));

@@ -1,38 +1,46 @@
 #!/usr/bin/env bash
-# Issue 25 on the H200, in one call: build, measure the ceiling, check, sanitize, time, tune.
+# Issue 25 on the H200, in one call: build, check, sanitize, ablate, measure the ceiling, the
+# library benchmark with the pipelined rows, ncu, Triton. About 150 s on the H200's 16 cores.
 #
 #   solutions/experiments/run_pipelined_device.sh               build (unless prebuilt) and run everything
 #   solutions/experiments/run_pipelined_device.sh --build-only  just build into $BUILD (e.g. on a machine
 #                                                               without a GPU; then carry $BUILD along)
 #   solutions/experiments/run_pipelined_device.sh --no-build    use the binaries already in $BUILD
 # Environment: BUILD (default build/pipelined, under the repository root), OUT (default
-# $BUILD/out: the logs), BUDGET_S (default 340: the whole run; a step that would start with
-# less than its share left is skipped, and every step runs under `timeout`), SEED (default 1),
-# JOBS (compilers at once, default nproc), BUILD_TIMEOUT_S (240; 3600 with --build-only).
+# $BUILD/out: the logs), BUDGET_S (default 170: the whole run, build included; a step that would
+# start with less than 10 s left is skipped, and every step runs under `timeout`, capped by what is
+# left), SEED (default 1), JOBS (compilers at once, default nproc), BUILD_TIMEOUT_S (75; 3600 with
+# --build-only). LIBRARIES=full (or BUDGET_S >= 330) runs the whole library benchmark (about two
+# minutes more: drill 05's bench, the 3-phase scan, torch); otherwise only the pipelined bench is
+# timed there and the other rows come from the committed solutions/results/h200-libraries.csv.
 #
 # Steps, in order (each under timeout; a failure is recorded and the run goes on):
-#   build      nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo: ceiling, pipelined_bench (with CUB), and
-#              the tuning builds of pipelined_bench (-DPIPE_NO_CUB, one per stages x tile x stores), in parallel
+#   build      nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo: pipelined_bench (with CUB), ablation
+#              (pipelined_bench -DPIPE_ABLATION -DPIPE_NO_CUB: every design step's build in one
+#              binary), ceiling; with LIBRARIES=full also drill 05's bench and a05-scan; in parallel
+#   checks     pipelined_bench --check-only --stress (exact checks, exactly-once visits, stress at 2^28)
+#   memcheck, synccheck   compute-sanitizer on pipelined_bench --quick (gated)
+#   ablation   ablation --ablation: one row per design step at 2^28 float32, and the Markdown table
 #   ceiling    experiments/ceiling.cu: copy vs bytes in flight, the bulk-copy ring, the classic tile timeline
-#   checks     pipelined_bench --check-only --full --stress (exact checks, exactly-once visits, stress)
-#   memcheck, synccheck   compute-sanitizer on pipelined_bench --quick (gated); racecheck (informational)
-#   bench      pipelined_bench --bench: 2^20..2^28 against the copy, drill 05's look-back and CUB (+ CSV)
-#   tuning     each tuning build at 2^28, float32 (--time-log2 28 --float-only)
+#   libraries  bench_libraries.py --pipelined: 2^16..2^28, libraries.csv / .png into $OUT (the
+#              pipelined bench's own log, the old bench.log, is $OUT/libraries/pipelined.log)
 #   ncu        DRAM throughput and bytes of one pipelined launch at 2^28 (informational)
-#   triton     experiments/triton_single_pass.py, if present (check + timing against torch.cumsum)
-# Logs (6 files in $OUT): build.log ceiling.log checks.log bench.log bench.csv extra.log
-# (extra: sanitizers, tuning, ncu, triton). The summary table is printed last; steps marked *
-# are informational (racecheck does not model the bulk copies' shared-memory writes).
+#   triton     experiments/triton_single_pass.py (check + timing against torch.cumsum)
+#   racecheck* informational: racecheck does not model the bulk copies' shared-memory writes
+# Logs in $OUT: build.log checks.log ablation.log ceiling.log extra.log (sanitizers, ncu, triton),
+# libraries/ (libraries.csv, libraries.png, pipelined.log, pipelined.csv). The summary is printed
+# last, with the ablation's Markdown table to paste into solutions/README-pipelined.md.
 set -u
 export PATH="/opt/gcc/bin:$PATH"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
 BUILD="${BUILD:-$ROOT/build/pipelined}"
 OUT="${OUT:-$BUILD/out}"
-BUDGET_S="${BUDGET_S:-340}"
+BUDGET_S="${BUDGET_S:-170}"
+LIBRARIES="${LIBRARIES:-$( (( BUDGET_S >= 330 )) && echo full || echo pipelined)}"
 SEED="${SEED:-1}"
 JOBS="${JOBS:-$(nproc)}"
-export JOBS
+export JOBS LIBRARIES
 MODE=all
 case "${1:-}" in
   --build-only) MODE=build ;;
@@ -67,73 +75,63 @@ step() {
 
 NVCC="${NVCC:-nvcc}"
 FLAGS=(-std=c++17 -O3 -arch=sm_90 -lineinfo -Xcompiler -Wall,-Wextra)
-# The tuning builds: name and knobs (the default, 6 x 32 KiB with vector stores, first).
-TUNING=(
-  "s6_t32_vec:-DPIPE_STAGES=6 -DPIPE_TILE_KIB=32"
-  "s6_t32_bulk:-DPIPE_STAGES=6 -DPIPE_TILE_KIB=32 -DPIPE_BULK_STORE=1"
-  "s4_t32_vec:-DPIPE_STAGES=4 -DPIPE_TILE_KIB=32"
-  "s4_t48_vec:-DPIPE_STAGES=4 -DPIPE_TILE_KIB=48"
-  "s3_t64_vec:-DPIPE_STAGES=3 -DPIPE_TILE_KIB=64"
-  "s8_t24_vec:-DPIPE_STAGES=8 -DPIPE_TILE_KIB=24"
-  "s12_t16_vec:-DPIPE_STAGES=12 -DPIPE_TILE_KIB=16"
-  "s6_t32_w8:-DPIPE_STAGES=6 -DPIPE_TILE_KIB=32 -DPIPE_SCAN_WARPS=8"
-  "s6_t32_spin0:-DPIPE_STAGES=6 -DPIPE_TILE_KIB=32 -DPIPE_SPIN_NS=0"
-)
-
 build_all() {
   local pids=() names=()
   # At most $JOBS compilers at once (default: every core).
   throttle() { while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n 2>/dev/null || true; done; }
   ( cd "$ROOT/solutions" && "$NVCC" "${FLAGS[@]}" -Xptxas -v -o "$BUILD/pipelined_bench" experiments/pipelined_bench.cu ) >"$BUILD/build-bench.txt" 2>&1 & pids+=($!); names+=(bench)
   throttle
+  ( cd "$ROOT/solutions" && "$NVCC" "${FLAGS[@]}" -Xptxas -v -DPIPE_NO_CUB -DPIPE_ABLATION -o "$BUILD/ablation" experiments/pipelined_bench.cu ) >"$BUILD/build-ablation.txt" 2>&1 & pids+=($!); names+=(ablation)
+  throttle
   ( cd "$ROOT/solutions/experiments" && "$NVCC" "${FLAGS[@]}" -o "$BUILD/ceiling" ceiling.cu ) >"$BUILD/build-ceiling.txt" 2>&1 & pids+=($!); names+=(ceiling)
-  for t in "${TUNING[@]}"; do
+  if [[ $LIBRARIES == full ]]; then  # the library benchmark's other two programs, sm_90 only
     throttle
-    local name=${t%%:*} knobs=${t#*:}
-    # shellcheck disable=SC2086
-    ( cd "$ROOT/solutions" && "$NVCC" "${FLAGS[@]}" -DPIPE_NO_CUB $knobs -o "$BUILD/tune_$name" experiments/pipelined_bench.cu ) >"$BUILD/build-tune_$name.txt" 2>&1 & pids+=($!); names+=("tune_$name")
-  done
+    make -s -C "$ROOT/solutions" "$BUILD/solutions/cuda/05_lookback_scan" BUILD="$BUILD" SM_ARCH=sm_90 >"$BUILD/build-lookback.txt" 2>&1 & pids+=($!); names+=(lookback)
+    throttle
+    make -s -C "$ROOT/a05-scan" cuda BUILD="$BUILD" SM_ARCH=sm_90 >"$BUILD/build-a05.txt" 2>&1 & pids+=($!); names+=(a05-scan)
+  fi
   local failed=0
   for i in "${!pids[@]}"; do
     if ! wait "${pids[$i]}"; then echo "BUILD FAILED: ${names[$i]}"; failed=1; fi
   done
-  for f in "$BUILD"/build-*.txt; do echo "---- $f"; grep -E "error|warning|spill|registers|pipelined_scan" "$f" | grep -v "0 bytes spill" | head -40; done
+  for f in "$BUILD"/build-*.txt; do echo "---- $f"; grep -iE "error|warning|[1-9][0-9]* bytes spill" "$f" | head -20; done
+  echo "---- registers of the default build (pipelined_bench):"; grep -A2 "PipeShapeILi16384ELi12ELi4ELb0ELb0ELb1ELb1E" "$BUILD/build-bench.txt" | grep -E "Used" | head -4
   return $failed
 }
 
 if [[ $MODE == internal ]]; then build_all; exit $?; fi
 if [[ $MODE != run ]]; then
   : >"$OUT/build.log"
-  # On the H200's host (16 cores) the build takes about a minute; --build-only may be slower.
-  BUILD_TIMEOUT_S=${BUILD_TIMEOUT_S:-$([[ $MODE == build ]] && echo 3600 || echo 240)}
+  # On the H200's host (16 cores) the build takes about 30 s; --build-only may be slower.
+  BUILD_TIMEOUT_S=${BUILD_TIMEOUT_S:-$([[ $MODE == build ]] && echo 3600 || echo 75)}
   [[ $MODE == build ]] && BUDGET_S=$(( BUILD_TIMEOUT_S + 60 ))
   JOBS="$JOBS" step build "$BUILD_TIMEOUT_S" "$OUT/build.log" bash "$0" --build-internal
   [[ $MODE == build ]] && { printf '%s\n' "${SUMMARY[@]}"; exit 0; }
 fi
-for f in ceiling pipelined_bench; do
+for f in ceiling pipelined_bench ablation; do
   [[ -x $BUILD/$f ]] || { echo "missing $BUILD/$f (build failed? see $OUT/build.log)"; }
 done
 GPU="$(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader 2>&1 | head -1)"
 echo "GPU: $GPU" >"$OUT/extra.log"
 
-step ceiling 75 "$OUT/ceiling.log" "$BUILD/ceiling" --reps 10
-step checks 150 "$OUT/checks.log" "$BUILD/pipelined_bench" --check-only --full --stress --seed "$SEED" --timeout 30
 SAN="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
-step memcheck 60 "$OUT/extra.log" "$SAN" --tool memcheck --error-exitcode 9 "$BUILD/pipelined_bench" --quick --seed "$SEED" --timeout 55
-step synccheck 60 "$OUT/extra.log" "$SAN" --tool synccheck --error-exitcode 9 "$BUILD/pipelined_bench" --quick --seed "$SEED" --timeout 55
-step bench 120 "$OUT/bench.log" "$BUILD/pipelined_bench" --bench --seed "$SEED" --reps 20 --csv "$OUT/bench.csv"
-for t in "${TUNING[@]}"; do
-  name=${t%%:*}
-  [[ -x $BUILD/tune_$name ]] && step "t:$name" 25 "$OUT/extra.log" "$BUILD/tune_$name" --time-log2 28 --float-only --reps 10 --seed "$SEED"
-done
-if [[ -f $HERE/triton_single_pass.py ]]; then
-  step triton 75 "$OUT/extra.log" python3 "$HERE/triton_single_pass.py" --max-log2 28
+step checks 40 "$OUT/checks.log" "$BUILD/pipelined_bench" --check-only --stress --seed "$SEED" --timeout 30
+step memcheck 20 "$OUT/extra.log" "$SAN" --tool memcheck --error-exitcode 9 "$BUILD/pipelined_bench" --quick --seed "$SEED" --timeout 15
+step synccheck 20 "$OUT/extra.log" "$SAN" --tool synccheck --error-exitcode 9 "$BUILD/pipelined_bench" --quick --seed "$SEED" --timeout 15
+step ablation 40 "$OUT/ablation.log" "$BUILD/ablation" --ablation --reps 10 --seed "$SEED" --timeout 20
+step ceiling 25 "$OUT/ceiling.log" "$BUILD/ceiling" --reps 3
+LIB=(python3 "$ROOT/solutions/bench_libraries.py" --pipelined "$BUILD/pipelined_bench" --out "$OUT/libraries" --min 16 --reps 10 --seed "$SEED")
+if [[ $LIBRARIES == full ]]; then
+  step libraries 170 "$OUT/extra.log" "${LIB[@]}" --lookback "$BUILD/solutions/cuda/05_lookback_scan" --scan "$BUILD/a05-scan/cuda/scan"
+else
+  step libraries 50 "$OUT/extra.log" "${LIB[@]}" --parts pipelined --reuse "$ROOT/solutions/results/h200-libraries.csv"
 fi
-step racecheck* 40 "$OUT/extra.log" "$SAN" --tool racecheck --error-exitcode 9 "$BUILD/pipelined_bench" --quick --seed "$SEED" --timeout 35
 NCU="$(command -v ncu || echo /usr/local/cuda/bin/ncu)"
-step ncu 45 "$OUT/extra.log" "$NCU" -k regex:pipelined_scan --launch-skip 1 --launch-count 1 \
+step ncu 15 "$OUT/extra.log" "$NCU" -k regex:pipelined_scan --launch-skip 1 --launch-count 1 \
   --metrics dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
   "$BUILD/pipelined_bench" --time-log2 28 --float-only --reps 1 --seed "$SEED"
+[[ -f $HERE/triton_single_pass.py ]] && step triton 35 "$OUT/extra.log" python3 "$HERE/triton_single_pass.py" --max-log2 28 --reps 5
+step racecheck* 12 "$OUT/extra.log" "$SAN" --tool racecheck --error-exitcode 9 --print-limit 4 "$BUILD/pipelined_bench" --quick --seed "$SEED" --timeout 10
 
 # ---- the summary ----------------------------------------------------------------------
 echo
@@ -141,14 +139,16 @@ echo "================ issue 25 on ${GPU:-?}: $(elapsed) s in all ==============
 printf '%-14s %-9s %5s  %s\n' step status secs log
 printf '%s\n' "${SUMMARY[@]}"
 echo
-echo "-- ceiling"; grep -E "^copy = |^best bulk ring|^largest phase|^look-back window|^tickets drawn|instrumented output|^phase|^drawn|^loaded|^published|^prefix" "$OUT/ceiling.log" 2>/dev/null | head -14
+echo "-- ceiling"; grep -E "^copy = |^best bulk ring|^Part 3|instrumented output|^phase|^drawn|^loaded|^published|^prefix|^look-back window|^tickets drawn|^largest phase" "$OUT/ceiling.log" 2>/dev/null | head -16
 echo "-- checks"; grep -E "gated checks|HUNG|FAIL" "$OUT/checks.log" 2>/dev/null | head -8
 echo "-- sanitizers"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|gated checks|HUNG" "$OUT/extra.log" 2>/dev/null | head -8
-echo "-- bench (2^20, 2^24, 2^28; of copy / vs CUB)"
-grep -E "^n +type +scan +check|^2\^(20|22|24|26|28) +(float32|int32)" "$OUT/bench.log" 2>/dev/null | head -22
-grep -E "^n +memcpy|^2\^28 +[0-9.]+ +[0-9.]+ " "$OUT/bench.log" 2>/dev/null | head -2
-sed -n '/^Targets/,/^$/p' "$OUT/bench.log" 2>/dev/null
-echo "-- tuning (n = 2^28, float32)"; grep -E "^tuning:" "$OUT/extra.log" 2>/dev/null | sed 's/^tuning: //' | head -24
+echo "-- ablation (n = 2^28 float32; paste into solutions/README-pipelined.md)"
+sed -n '/^ablation markdown/,/^$/p' "$OUT/ablation.log" 2>/dev/null; grep -E "gated checks|FAIL" "$OUT/ablation.log" 2>/dev/null | tail -3
+PLOG="$OUT/libraries/pipelined.log"
+echo "-- pipelined bench (from the library benchmark: $PLOG; of copy / vs CUB)"
+grep -E "^n +type +scan +check|^2\^(16|20|22|23|24|26|28) +(float32|int32)" "$PLOG" 2>/dev/null | head -30
+sed -n '/^Targets/,/^$/p' "$PLOG" 2>/dev/null
+echo "-- libraries"; grep -E "^bench_libraries|every implementation matched|^pipelined:|^GPU:" "$OUT/extra.log" 2>/dev/null | tail -4
 echo "-- ncu"; grep -E "dram__|gpu__time|ERR_|==ERROR==" "$OUT/extra.log" 2>/dev/null | grep -v "^====" | head -6
-echo "-- triton"; grep -E "^triton" "$OUT/extra.log" 2>/dev/null | head -14
+echo "-- triton"; grep -E "^triton" "$OUT/extra.log" 2>/dev/null | head -24
 echo "logs: $OUT ($(ls "$OUT" | tr '\n' ' '))"

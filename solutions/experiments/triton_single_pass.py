@@ -43,7 +43,9 @@ import sys
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
 WINDOW = 32  # predecessors read at once by the look-back
-FLAG_A, FLAG_P = 1, 2
+FLAG_A, FLAG_P = 1, 2  # passed to the kernel as tl.constexpr arguments: a @triton.jit function may
+# read no plain Python global (Triton 3.6: "Cannot access global variable ..."), and literals in
+# the kernel would hide what they mean
 EXACT_LIMIT = 1 << 24  # float32 holds every integer up to here
 FLOAT_TOLERANCE = 2.0**-16  # Lab 3's gate for random floats (a05-scan/triton/scan.py)
 CONFIGS = [(2048, 4), (4096, 4), (4096, 8), (8192, 8), (8192, 16)]  # (BLOCK, num_warps) tried
@@ -64,7 +66,7 @@ if HAVE:
     @triton.jit(do_not_specialize=["epoch"])
     def single_pass_scan_kernel(x_ptr, out_ptr, desc_ptr, counter_ptr, n, num_tiles, epoch,
                                 BLOCK: tl.constexpr, EXCLUSIVE: tl.constexpr, IS_FLOAT: tl.constexpr,
-                                WIN: tl.constexpr):
+                                WIN: tl.constexpr, FLAG_A: tl.constexpr, FLAG_P: tl.constexpr):
         ticket = tl.atomic_add(counter_ptr, 1)
         # The last ticket resets the counter: every program draws one, so nobody draws after it.
         tl.atomic_xchg(counter_ptr, 0, mask=ticket == num_tiles - 1)
@@ -75,11 +77,9 @@ if HAVE:
         aggregate = tl.sum(x, axis=0)
 
         status_hi = epoch.to(tl.int64) * 4
-        # A word: (epoch * 4 + flag) << 32 | the value's 32 bits.
-        if IS_FLOAT:
-            agg_bits = aggregate.to(tl.int32, bitcast=True).to(tl.int64) & 0xFFFFFFFF
-        else:
-            agg_bits = aggregate.to(tl.int64) & 0xFFFFFFFF
+        # A word: (epoch * 4 + flag) << 32 | the value's 32 bits, zero-extended through uint32 (no
+        # 0xFFFFFFFF mask: Triton types that literal uint32, and mixed-sign promotion is a trap).
+        agg_bits = aggregate.to(tl.uint32, bitcast=True).to(tl.int64)  # float32 or int32: its 32 bits
         first_flag = tl.where(ticket == 0, FLAG_P, FLAG_A)
         tl.atomic_xchg(desc_ptr + ticket, ((status_hi + first_flag) << 32) | agg_bits, sem="relaxed")
 
@@ -97,7 +97,7 @@ if HAVE:
             first_p = tl.min(tl.where(flag == FLAG_P, lanes, WIN), axis=0)
             needed = lanes <= first_p  # lanes 0 .. the nearest P (all of them when no P)
             not_ready = tl.sum(((flag == 0) & needed).to(tl.int32), axis=0)
-            bits = (words & 0xFFFFFFFF).to(tl.int32)
+            bits = words.to(tl.int32)  # the low 32 bits (int64 -> int32 truncates)
             if IS_FLOAT:
                 values = bits.to(tl.float32, bitcast=True)
             else:
@@ -109,10 +109,7 @@ if HAVE:
             nearest = tl.where(ready & (first_p >= WIN), nearest - WIN, nearest)
 
         inclusive_total = prefix + aggregate
-        if IS_FLOAT:
-            p_bits = inclusive_total.to(tl.int32, bitcast=True).to(tl.int64) & 0xFFFFFFFF
-        else:
-            p_bits = inclusive_total.to(tl.int64) & 0xFFFFFFFF
+        p_bits = inclusive_total.to(tl.uint32, bitcast=True).to(tl.int64)
         tl.atomic_xchg(desc_ptr + ticket, ((status_hi + FLAG_P) << 32) | p_bits, sem="relaxed", mask=ticket > 0)
 
         scanned = tl.cumsum(x, axis=0)
@@ -152,7 +149,7 @@ class SinglePassScan:
         self.epoch += 1
         single_pass_scan_kernel[(tiles,)](x, out, self.desc, self.counter, n, tiles, self.epoch, BLOCK=block,
                                           EXCLUSIVE=exclusive, IS_FLOAT=x.dtype == torch.float32, WIN=WINDOW,
-                                          num_warps=num_warps)
+                                          FLAG_A=FLAG_A, FLAG_P=FLAG_P, num_warps=num_warps)
         return out
 
 
