@@ -10,14 +10,14 @@
 # $BUILD/out: the logs), BUDGET_S (default 170: the whole run, build included; a step that would
 # start with less than 10 s left is skipped, and every step runs under `timeout`, capped by what is
 # left), SEED (default 1), JOBS (compilers at once, default nproc), BUILD_TIMEOUT_S (75; 3600 with
-# --build-only). LIBRARIES=full (or BUDGET_S >= 330) runs the whole library benchmark (about two
+# --build-only). BENCH_LIBRARIES=full (or BUDGET_S >= 330) runs the whole library benchmark (about two
 # minutes more: drill 05's bench, the 3-phase scan, torch); otherwise only the pipelined bench is
 # timed there and the other rows come from the committed solutions/results/h200-libraries.csv.
 #
 # Steps, in order (each under timeout; a failure is recorded and the run goes on):
 #   build      nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo: pipelined_bench (with CUB), ablation
 #              (pipelined_bench -DPIPE_ABLATION -DPIPE_NO_CUB: every design step's build in one
-#              binary), ceiling; with LIBRARIES=full also drill 05's bench and a05-scan; in parallel
+#              binary), ceiling; with BENCH_LIBRARIES=full also drill 05's bench and a05-scan; in parallel
 #   checks     pipelined_bench --check-only --stress (exact checks, exactly-once visits, stress at 2^28)
 #   memcheck, synccheck   compute-sanitizer on pipelined_bench --quick (gated)
 #   ablation   ablation --ablation: one row per design step at 2^28 float32, and the Markdown table
@@ -37,10 +37,10 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 BUILD="${BUILD:-$ROOT/build/pipelined}"
 OUT="${OUT:-$BUILD/out}"
 BUDGET_S="${BUDGET_S:-170}"
-LIBRARIES="${LIBRARIES:-$( (( BUDGET_S >= 330 )) && echo full || echo pipelined)}"
+BENCH_LIBRARIES="${BENCH_LIBRARIES:-$( (( BUDGET_S >= 330 )) && echo full || echo pipelined)}"
 SEED="${SEED:-1}"
 JOBS="${JOBS:-$(nproc)}"
-export JOBS LIBRARIES
+export JOBS BENCH_LIBRARIES  # not LIBRARIES: nvcc reads that one (nvcc.profile) and links its words
 MODE=all
 case "${1:-}" in
   --build-only) MODE=build ;;
@@ -84,7 +84,7 @@ build_all() {
   ( cd "$ROOT/solutions" && "$NVCC" "${FLAGS[@]}" -Xptxas -v -DPIPE_NO_CUB -DPIPE_ABLATION -o "$BUILD/ablation" experiments/pipelined_bench.cu ) >"$BUILD/build-ablation.txt" 2>&1 & pids+=($!); names+=(ablation)
   throttle
   ( cd "$ROOT/solutions/experiments" && "$NVCC" "${FLAGS[@]}" -o "$BUILD/ceiling" ceiling.cu ) >"$BUILD/build-ceiling.txt" 2>&1 & pids+=($!); names+=(ceiling)
-  if [[ $LIBRARIES == full ]]; then  # the library benchmark's other two programs, sm_90 only
+  if [[ $BENCH_LIBRARIES == full ]]; then  # the library benchmark's other two programs, sm_90 only
     throttle
     make -s -C "$ROOT/solutions" "$BUILD/solutions/cuda/05_lookback_scan" BUILD="$BUILD" SM_ARCH=sm_90 >"$BUILD/build-lookback.txt" 2>&1 & pids+=($!); names+=(lookback)
     throttle
@@ -121,7 +121,7 @@ step synccheck 20 "$OUT/extra.log" "$SAN" --tool synccheck --error-exitcode 9 "$
 step ablation 40 "$OUT/ablation.log" "$BUILD/ablation" --ablation --reps 10 --seed "$SEED" --timeout 20
 step ceiling 25 "$OUT/ceiling.log" "$BUILD/ceiling" --reps 3
 LIB=(python3 "$ROOT/solutions/bench_libraries.py" --pipelined "$BUILD/pipelined_bench" --out "$OUT/libraries" --min 16 --reps 10 --seed "$SEED")
-if [[ $LIBRARIES == full ]]; then
+if [[ $BENCH_LIBRARIES == full ]]; then
   step libraries 170 "$OUT/extra.log" "${LIB[@]}" --lookback "$BUILD/solutions/cuda/05_lookback_scan" --scan "$BUILD/a05-scan/cuda/scan"
 else
   step libraries 50 "$OUT/extra.log" "${LIB[@]}" --parts pipelined --reuse "$ROOT/solutions/results/h200-libraries.csv"
