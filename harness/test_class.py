@@ -460,7 +460,8 @@ def test_day31_students_wait_for_a_gpu_and_a_gpu_rerun_grades_just_that(tmp_path
     klass = small_class(tmp_path, {"gpu student": {e: SOLUTIONS / FILES[e] for e in FILES if e != "drill02"},
                                    "cpu student": {"drill03": SOLUTIONS / FILES["drill03"]}})
     out, top = tmp_path / "out", {e: registry.EXERCISES[e].total for e in FILES}
-    first = grade("class", klass, "--out", out, "--seed", SEED, "--jobs", "2")
+    no_gpu = {"CUDA_VISIBLE_DEVICES": ""}  # a GPU machine stands in for a GPU-less one (the probe finds none)
+    first = grade_env(no_gpu, "class", klass, "--out", out, "--seed", SEED, "--jobs", "2")
     assert first.returncode == EXIT_FAIL, first.stderr  # not everything is graded yet
     row = rows(out / "grades.csv")["gpu student"]
     assert row["day31"] == "" and row["drill01"] == cell(top["drill01"]), row
@@ -472,7 +473,7 @@ def test_day31_students_wait_for_a_gpu_and_a_gpu_rerun_grades_just_that(tmp_path
     assert "(1 waiting for a GPU)" in (out / "summary.md").read_text()
 
     before = snapshot(out / "gpu student")
-    again = grade("class", klass, "--out", out, "--jobs", "2")
+    again = grade_env(no_gpu, "class", klass, "--out", out, "--jobs", "2")
     assert again.returncode == EXIT_FAIL and "1 waiting for a GPU" in again.stderr, again.stderr
     assert snapshot(out / "gpu student") == before  # nothing of theirs regraded or rewritten
     assert rows(out / "grades.csv")["gpu student"] == row
