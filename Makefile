@@ -10,7 +10,7 @@
 #   make run-hip                          build and run them
 #   make sanitize                         compute-sanitizer racecheck + initcheck on Day 31
 #   make exercises | solutions            build the exercises and their solutions
-#   make autograder                       build/autograder.zip for Gradescope (no solutions in it)
+#   make autograder [EXERCISES="..."]     build/autograder.zip for Gradescope (no solutions in it)
 #   make student-release REPO=org/name    build/student-release/: what students get, no answers, to publish as org/name
 #   make clean                            remove build/
 #
@@ -106,8 +106,9 @@ solutions:
 	$(MAKE) -C solutions
 
 # Gradescope's autograder zip: harness and starters, never solutions/ (harness/README.md, "Gradescope").
+# EXERCISES="day31 drill01 drill02 drill03 drill04": what it grades (default: the course, no stretch drill).
 autograder:
-	python3 $(TOP)/harness/gradescope/make_autograder.py --out $(BUILD)/autograder.zip
+	python3 $(TOP)/harness/gradescope/make_autograder.py --out $(BUILD)/autograder.zip $(if $(EXERCISES),--exercises "$(EXERCISES)")
 
 # The student release: lessons, starters and the self-check harness, never solutions/ or the
 # corpus (harness/student-release.py lists what is in and out, and why). REPO=OWNER/NAME, the

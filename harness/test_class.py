@@ -6,7 +6,9 @@ a comma and a non-ASCII letter whose files sit one folder down beside junk) is
 graded once per module; the tests read its grades.csv, every results.json and
 report.txt, then rerun it (unchanged students are skipped, --force regrades),
 shard it and merge the shards. Day 31 needs a GPU: on a machine without one,
-a class that submits it exits 1 with "not graded: no GPU".
+a class that submits it exits 1 and its students wait for a GPU (a GPU rerun,
+stood in for, grades just that); the stretch drills are columns only where
+course.toml names them. A near-miss file name gets its hint in results.json.
 
 Then what one student must never do to the rest: a grader step that runs away
 on their file (drill 03's parser is timed on the worst inputs there are; a
@@ -383,14 +385,163 @@ def test_day31_without_a_gpu_is_not_graded_and_the_status_is_1(tmp_path):
     assert result.returncode == EXIT_FAIL, result.stderr
     assert "no usable GPU here" in result.stderr
     assert row["day31"] == "" and row["total"] == row["drill03"]  # blank: a grade-book import leaves it alone
-    assert row["note"] == "not submitted: drill01, drill02; not graded: no GPU (day31)"
+    assert row["note"] == "not submitted: drill01, drill02; waiting for a GPU: day31"
     results = json.loads((tmp_path / "out" / "gpu student" / "results.json").read_text())
     day31 = [t for t in results["tests"] if t["name"].startswith("day31: ")]
     assert [(t["name"], t["score"], t["max_score"], t["visibility"]) for t in day31] == [
         ("day31: graded", 0.0, top["day31"], "visible")]
     assert "graded on a GPU machine" in day31[0]["output"]
-    # Not vouched for: the rerun grades it again (on a GPU machine it would now be graded).
+    # Not vouched for: a rerun on a GPU machine grades it (test_day31_students_wait_for_a_gpu_...).
     assert not json.loads((tmp_path / "out" / "gpu student" / "state.json").read_text())["complete"]
+
+
+def test_a_near_miss_file_name_gets_its_rename_hint_in_the_students_own_results(tmp_path):
+    """02_Segmented_Scan.cpp is not graded (the name is exact), but the student's results.json says
+    which file it was meant to be and what to do, not only the instructor's report.txt."""
+    klass = small_class(tmp_path, {"ann": {"drill03": SOLUTIONS / FILES["drill03"]}})
+    (klass / "ann" / "work").mkdir()
+    (klass / "ann" / "work" / "02_Segmented_Scan.cpp").write_text((SOLUTIONS / FILES["drill02"]).read_text())
+    (klass / "ann" / "01_exclusive_to_inclusive (1).cpp").write_text("// a browser's second download\n")
+    (klass / "ann" / "notes.txt").write_text("not an exercise\n")
+    out = tmp_path / "out"
+    proc = grade("class", klass, "--out", out, "--seed", SEED, "--jobs", "1")
+    assert proc.returncode == EXIT_PASS, proc.stderr
+    results = json.loads((out / "ann" / "results.json").read_text())
+    tests = {t["name"]: t for t in results["tests"]}
+    assert tests["drill02: submitted"]["output"] == (
+        "not submitted: no 02_segmented_scan.cpp at the top of your folder (or one folder down); it scores 0; "
+        "you submitted work/02_Segmented_Scan.cpp: rename it exactly 02_segmented_scan.cpp to have it graded")
+    assert "you submitted 01_exclusive_to_inclusive (1).cpp: rename it exactly 01_exclusive_to_inclusive.cpp" \
+        in tests["drill01: submitted"]["output"]
+    assert "notes.txt" not in json.dumps(results)  # not named like an exercise: no hint
+    assert "work/02_Segmented_Scan.cpp (named almost like 02_segmented_scan.cpp" in (out / "ann" / "report.txt").read_text()
+
+
+def fake_gpu(monkeypatch, log: Path) -> None:
+    """This process (and the workers it forks) sees a usable GPU, and a GPU exercise's grader stands in
+    for the plan runner's runs (scanlab/gpu_fakes.py) by passing every check; every submission graded
+    is appended to `log` (exercise and file), the CPU ones graded for real."""
+    from scanlab import dispatch, grade_day31, sandbox
+    from scanlab.grading import Report
+
+    real = dispatch.grade
+
+    def grade(exercise, submission, workdir, seed, mode="self-study", gpu_lock=None):
+        if Path(submission).resolve() != registry.EXERCISES[exercise].starter.resolve():  # not the warm-up
+            with open(log, "a") as f:
+                f.write(f"{exercise} {Path(submission).name}\n")
+        if not dispatch.needs_gpu(exercise):
+            return real(exercise, submission, workdir, seed, mode)
+        report = Report(exercise, str(submission), mode=mode)
+        for check in registry.EXERCISES[exercise].checks:
+            report.add(check, True, "right (a stand-in for the GPU runs)")
+        return report
+
+    monkeypatch.setattr(grade_day31, "probe_gpu", lambda: None)
+    monkeypatch.setattr(dispatch, "grade", grade)
+    monkeypatch.setattr(sandbox, "isolation", lambda gpu=False: sandbox._probe(False))
+
+
+def class_in_process(*args) -> tuple[int, str]:
+    """`grade.py class ARGS` in this process (so fake_gpu's stand-ins hold), with its status and stderr."""
+    import contextlib
+
+    said = io.StringIO()
+    with contextlib.redirect_stderr(said):
+        status = classroom.main(["class", *map(str, args)])
+    return status, said.getvalue()
+
+
+@pytest.mark.slow
+def test_day31_students_wait_for_a_gpu_and_a_gpu_rerun_grades_just_that(tmp_path, monkeypatch):
+    """On a GPU-less course server a Day 31 submitter whose other work is graded waits for a GPU (not
+    "failed to grade"); a rerun there regrades nothing of theirs, and a rerun on a GPU machine (stood
+    in for: fake_gpu) grades their Day 31 alone and keeps the rest as it was."""
+    klass = small_class(tmp_path, {"gpu student": {e: SOLUTIONS / FILES[e] for e in FILES if e != "drill02"},
+                                   "cpu student": {"drill03": SOLUTIONS / FILES["drill03"]}})
+    out, top = tmp_path / "out", {e: registry.EXERCISES[e].total for e in FILES}
+    no_gpu = {"CUDA_VISIBLE_DEVICES": ""}  # a GPU machine stands in for a GPU-less one (the probe finds none)
+    first = grade_env(no_gpu, "class", klass, "--out", out, "--seed", SEED, "--jobs", "2")
+    assert first.returncode == EXIT_FAIL, first.stderr  # not everything is graded yet
+    row = rows(out / "grades.csv")["gpu student"]
+    assert row["day31"] == "" and row["drill01"] == cell(top["drill01"]), row
+    assert row["note"] == "not submitted: drill02; waiting for a GPU: day31", row
+    assert "waiting for a GPU: gpu student" in first.stderr and "not every submission graded" not in first.stderr
+    assert "0 failed to grade, 1 waiting for a GPU" in first.stderr, first.stderr
+    state = json.loads((out / "gpu student" / "state.json").read_text())
+    assert state["waiting"] == ["day31"] and not state["complete"]
+    assert "(1 waiting for a GPU)" in (out / "summary.md").read_text()
+
+    before = snapshot(out / "gpu student")
+    again = grade_env(no_gpu, "class", klass, "--out", out, "--jobs", "2")
+    assert again.returncode == EXIT_FAIL and "1 waiting for a GPU" in again.stderr, again.stderr
+    assert snapshot(out / "gpu student") == before  # nothing of theirs regraded or rewritten
+    assert rows(out / "grades.csv")["gpu student"] == row
+
+    log = tmp_path / "graded.txt"
+    fake_gpu(monkeypatch, log)
+    status, said = class_in_process(klass, "--out", out, "--jobs", "2")
+    assert status == EXIT_PASS, said
+    assert log.read_text() == f"day31 {FILES['day31']}\n"  # the GPU part alone; the CPU student is unchanged
+    row = rows(out / "grades.csv")["gpu student"]
+    assert row["day31"] == cell(top["day31"]) and row["note"] == "not submitted: drill02", row
+    assert row["total"] == cell(top["day31"] + top["drill01"] + top["drill03"]), row
+    results = json.loads((out / "gpu student" / "results.json").read_text())
+    old = json.loads(before["results.json"][0])
+    kept = [t for t in results["tests"] if not t["name"].startswith("day31: ")]
+    assert kept == [t for t in old["tests"] if not t["name"].startswith("day31: ")]  # as graded the first time
+    assert results["score"] == float(row["total"])
+    report = (out / "gpu student" / "report.txt").read_text()
+    assert "kept as an earlier run graded them" in report and "drill01" in report, report
+    assert json.loads((out / "gpu student" / "state.json").read_text())["complete"]
+
+
+@pytest.mark.slow
+def test_stretch_drills_are_graded_when_course_toml_lists_them(tmp_path, monkeypatch):
+    """A stretch drill is a column only when course.toml's exercises names it (then its points are in
+    the maximum like any exercise's); without a GPU it waits for one, blank, never a 0. Not listed, a
+    submitted one is listed as not graded in this course, and the columns stay the course's."""
+    klass = small_class(tmp_path, {"ann": {"drill03": SOLUTIONS / FILES["drill03"]}})
+    stretch = sorted(registry.STRETCH, key=list(registry.EXERCISES).index)
+    for exercise in stretch:
+        shutil.copy(registry.EXERCISES[exercise].answer, klass / "ann" / registry.FILES[exercise])
+    plain = grade("class", klass, "--out", tmp_path / "plain", "--seed", SEED)
+    assert plain.returncode == EXIT_PASS, plain.stderr
+    assert list(rows(tmp_path / "plain" / "grades.csv")["ann"])[1:-3] == list(FILES)
+    report = (tmp_path / "plain" / "ann" / "report.txt").read_text()
+    for exercise in stretch:
+        assert (f"{registry.FILES[exercise]} (not graded in this course; a stretch drill: course.toml's "
+                "`exercises` can list it)") in report, report
+
+    chosen = [*FILES, *stretch]
+    (klass / "course.toml").write_text(f"exercises = {json.dumps(chosen)}\n")
+    out = tmp_path / "out"
+    proc = grade("class", klass, "--out", out, "--seed", SEED)
+    row = rows(out / "grades.csv")["ann"]
+    assert list(row)[1:-3] == chosen, row
+    assert row["maximum"] == cell(sum(registry.EXERCISES[e].total for e in chosen)), row
+    assert json.loads((out / "class.json").read_text())["maxima"] == {e: registry.EXERCISES[e].total for e in chosen}
+    from scanlab.grade_day31 import probe_gpu
+
+    if probe_gpu() is None:  # a GPU machine grades them like any other exercise
+        assert proc.returncode == EXIT_PASS, proc.stderr
+        assert all(row[e] == cell(registry.EXERCISES[e].total) for e in stretch), row
+        return
+    assert proc.returncode == EXIT_FAIL, proc.stderr
+    assert [row[e] for e in stretch] == ["", "", ""] and row["drill03"] == cell(registry.EXERCISES["drill03"].total)
+    assert row["note"] == f"not submitted: day31, drill01, drill02; waiting for a GPU: {', '.join(stretch)}", row
+    results = json.loads((out / "ann" / "results.json").read_text())
+    for exercise in stretch:
+        (only,) = [t for t in results["tests"] if t["name"].startswith(f"{exercise}: ")]
+        assert "graded on a GPU machine" in only["output"], only
+
+    log = tmp_path / "graded.txt"  # the same folder on a GPU machine: the stretch drills alone are graded
+    fake_gpu(monkeypatch, log)
+    status, said = class_in_process(klass, "--out", out)
+    assert status == EXIT_PASS, said
+    assert sorted(log.read_text().split()) == sorted(registry.FILES[e] for e in stretch) + sorted(stretch)
+    row = rows(out / "grades.csv")["ann"]
+    assert all(row[e] == cell(registry.EXERCISES[e].total) for e in stretch), row
 
 
 @pytest.mark.gpu

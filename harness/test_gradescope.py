@@ -88,7 +88,7 @@ def root(tmp_path, autograder_zip) -> Path:
     return unpack(autograder_zip, tmp_path / "autograder")
 
 
-def run(root: Path, every_exercise: bool = True, prefix: tuple[str, ...] = (), timeout: float = 600,
+def run(root: Path, every_exercise: bool | tuple = True, prefix: tuple[str, ...] = (), timeout: float = 600,
         **env: str) -> tuple[subprocess.CompletedProcess, dict]:
     """Gradescope's step: run_autograder (as copied from the zip; `prefix`: what starts it), then read
     and check results.json."""
@@ -105,8 +105,9 @@ def run(root: Path, every_exercise: bool = True, prefix: tuple[str, ...] = (), t
     return done, results
 
 
-def check_results(results: dict, shown: str = "", every_exercise: bool = True) -> None:
-    """Gradescope's format, scores that add up, every exercise present at its one maximum."""
+def check_results(results: dict, shown: str = "", every_exercise: bool | tuple = True) -> None:
+    """Gradescope's format, scores that add up, every exercise present at its one maximum
+    (`every_exercise`: True for the course's, or the exercises the zip was built with)."""
     assert results_schema.problems(results) == [], f"{results_schema.problems(results)}\n{shown}"
     tests = results["tests"]
     assert results["stdout_visibility"] == "hidden"
@@ -114,11 +115,11 @@ def check_results(results: dict, shown: str = "", every_exercise: bool = True) -
         # every check is all or nothing; a failed check worth 0 ("builds") is 0 of 0 and failed
         assert test["score"] == (test["max_score"] if test["status"] == "passed" else 0), test
     assert results["score"] == pytest.approx(sum(t["score"] for t in tests))
-    for exercise in EXERCISES if every_exercise else ():
+    for exercise in every_exercise if isinstance(every_exercise, tuple) else EXERCISES if every_exercise else ():
         mine = [t for t in tests if t["name"].startswith(f"{exercise}: ")]
         assert mine, f"{exercise} is missing from results.json\n{shown}"
         # a GPU exercise on a machine without one weighs 0 (graded on a GPU machine, in its own assignment)
-        expected = 0 if exercise == "day31" and not gpu_here() else max_score(exercise)
+        expected = 0 if exercise in registry.NEEDS_GPU and not gpu_here() else max_score(exercise)
         assert sum(t["max_score"] for t in mine) == pytest.approx(expected), (exercise, mine)
     assert len({t["name"] for t in tests}) == len(tests), "two tests share a name"
 
@@ -253,6 +254,55 @@ def test_the_maximum_is_what_students_can_earn_here_whatever_they_submit(root):
         assert total == pytest.approx(cpu_points + (max_score("day31") if gpu_here() else 0)), results["tests"]
 
 
+def test_a_near_miss_file_name_gets_its_rename_hint_in_the_students_own_feedback(root):
+    """02_Segmented_Scan.cpp is not graded (names are exact), but the student's own test output says
+    which file it was meant to be and what to do; a file named like nothing gets no hint."""
+    (root / "submission" / "work").mkdir()
+    (root / "submission" / "work" / "02_Segmented_Scan.cpp").write_text((SOLUTIONS / FILES["drill02"]).read_text())
+    (root / "submission" / "03_scan_analysis.md.txt").write_text((SOLUTIONS / FILES["drill03"]).read_text())
+    (root / "submission" / "notes.txt").write_text("not an exercise\n")
+    _, results = run(root)
+    (drill02,) = by_exercise(results, "drill02")
+    assert drill02["output"] == ("not submitted: no file named 02_segmented_scan.cpp at the top of your submission "
+                                 "or one folder down; you submitted work/02_Segmented_Scan.cpp: rename it exactly "
+                                 "02_segmented_scan.cpp to have it graded"), drill02
+    assert drill02["visibility"] == "visible"
+    (drill03,) = by_exercise(results, "drill03")
+    assert "you submitted 03_scan_analysis.md.txt: rename it exactly 03_scan_analysis.md" in drill03["output"]
+    assert "work/02_Segmented_Scan.cpp (named almost like 02_segmented_scan.cpp: rename it" in results["output"]
+    (drill01,) = by_exercise(results, "drill01")
+    assert "you submitted" not in drill01["output"] and "notes.txt (" not in results["output"]
+
+
+def test_stretch_drills_in_the_zip_weigh_what_students_can_earn_there(tmp_path):
+    """`make autograder EXERCISES=...` adds the stretch drills: each is graded like Day 31 (without a
+    GPU: received, 0 of 0, graded on a GPU machine), so the maximum is still what can be earned here,
+    the same whatever is submitted; the script's limit counts a budget for each. An unknown id is 2."""
+    stretch = tuple(sorted(registry.STRETCH, key=list(registry.EXERCISES).index))
+    chosen = (*EXERCISES, *stretch)
+    build = tmp_path / "build"
+    made = subprocess.run(["make", "-C", str(REPO), "autograder", f"BUILD={build}", f"EXERCISES={' '.join(chosen)}"],
+                          capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stdout + made.stderr
+    top = unpack(build / "autograder.zip", tmp_path / "autograder")
+    assert (top / "source" / "harness" / "gradescope" / "course.txt").read_text().split() == list(chosen)
+    _, empty = run(top, every_exercise=chosen)
+    for exercise in stretch:
+        shutil.copy(registry.EXERCISES[exercise].answer, top / "submission" / registry.FILES[exercise])
+    _, handed_in = run(top, every_exercise=chosen)
+    earnable = sum(max_score(e) for e in chosen if gpu_here() or e not in registry.NEEDS_GPU)
+    for results in (empty, handed_in):
+        assert sum(t["max_score"] for t in results["tests"]) == pytest.approx(earnable), results["tests"]
+    if not gpu_here():
+        for exercise in stretch:
+            (only,) = by_exercise(handed_in, exercise)
+            assert only["name"] == f"{exercise}: graded on a GPU machine" and only["max_score"] == 0, only
+            assert f"Your file was received ({registry.FILES[exercise]})" in only["output"], only
+    bad = subprocess.run([sys.executable, str(REPO / "harness" / "gradescope" / "make_autograder.py"), "--out",
+                          str(tmp_path / "bad.zip"), "--exercises", "drill01,drill09"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "'drill09'" in bad.stderr and not (tmp_path / "bad.zip").exists(), bad.stderr
+
+
 def test_partial_submission_one_folder_down(root):
     folder = root / "submission" / "my-work"
     folder.mkdir()
@@ -335,7 +385,7 @@ def test_hostile_submission(root, bwrap):
     # the grader's own driver cache (cache_folder), and nothing else there
     # (and the GPU probe's runner and module, built where nvcc is, since a GPU exercise is always probed)
     odd = [k for k in cache if not re.fullmatch(r"autograder/source/cache(/drivers(/drill0[12]-[0-9a-f]{32}"
-                                                 r"\.(o|symbols\.json))?|/day31_(runner|probe\.fatbin)-[0-9a-f]+)?",
+                                                 r"\.(o|symbols\.json))?|/(gpu_runner|day31_probe\.fatbin)-[0-9a-f]+)?",
                                                  k)]
     assert not odd, f"in the driver cache: {odd}"
     assert {k: v for k, v in after.items() if k in before} == before, "the submission changed a file"
@@ -494,9 +544,12 @@ def test_run_autograder_stops_a_hanging_python_in_time(root):
     (5 s with a budget of 1 s) and the fallback results.json says so."""
     script = (root / "source" / "run_autograder").read_text()
     default = re.search(r"budget=\$\{SCANLAB_EXERCISE_BUDGET_S:-(\d+)\}", script)
-    budgets = re.search(r"limit=\$\(\(budget \* (\d+)\)\)", script)
+    fallback = re.search(r"\|\| graded=(\d+)", script)  # the lines of course.txt, as many without one
     assert default and int(default.group(1)) == autograder.EXERCISE_BUDGET_S, "run_autograder's default budget"
-    assert budgets and int(budgets.group(1)) == autograder.TOTAL_BUDGETS, "run_autograder's limit in budgets"
+    assert "limit=$((budget * (graded + 1)))" in script, "run_autograder's limit: a budget an exercise, and one"
+    assert fallback and int(fallback.group(1)) + 1 == autograder.TOTAL_BUDGETS, "run_autograder's limit in budgets"
+    course = (root / "source" / "harness" / "gradescope" / "course.txt").read_text().split()
+    assert course == list(EXERCISES) and len(course) + 1 == autograder.TOTAL_BUDGETS
     hanging = root / "hanging-python"
     hanging.write_text("#!/bin/sh\nexec sleep 1000\n")
     hanging.chmod(0o755)

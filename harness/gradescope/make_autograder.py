@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Build Gradescope's autograder zip (`make autograder`): build/autograder.zip.
 
-    python3 harness/gradescope/make_autograder.py [--out build/autograder.zip]
+    python3 harness/gradescope/make_autograder.py [--out build/autograder.zip] [--exercises ID,ID,...]
 
 At the top of the zip, as Gradescope requires: setup.sh and run_autograder (from
 harness/gradescope/). Then what grading needs: harness/ without its tests,
@@ -15,6 +15,12 @@ drill 03's counter (scanlab/scan_counts.py, which drill 03's grader imports) and
 the graders that draw the hidden inputs, and in partial isolation a sandboxed
 run may read whatever another uid may. run_autograder.py closes the unpacked
 folders themselves the same way (`protect`), whatever the unzip gave them.
+
+The exercises it grades go into the zip as harness/gradescope/course.txt, one id
+a line: --exercises (`make autograder EXERCISES="..."`; ids from
+harness/exercises.toml, the stretch drills among them), by default the course
+without the stretch drills. run_autograder.py grades those, and the calling
+script's time limit counts one budget for each (harness/README.md, "Gradescope").
 Exit status: 0 written; 1 refused (a solution would have gone in, or a file
 it needs is missing); 2 bad command line.
 """
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import os
+import re
 import sys
 import tempfile
 import zipfile
@@ -42,6 +49,15 @@ EXECUTABLE = {"setup.sh", "run_autograder", "harness/grade.py", "harness/gradesc
               "harness/gradescope/make_autograder.py", "harness/gradescope/results_schema.py",
               "harness/gradescope/run_autograder", "harness/gradescope/setup.sh"}
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+COURSE = "harness/gradescope/course.txt"  # written here, never taken from the tree
+
+
+def course_text(exercises: list[str] | None = None) -> str:
+    """course.txt: the exercises the zip grades, one id a line, in the registry's order."""
+    sys.path.insert(0, str(REPO / "harness"))
+    from scanlab import registry
+
+    return "".join(f"{e}\n" for e in registry.course(exercises))
 
 
 def excluded(relative: str) -> bool:
@@ -60,7 +76,7 @@ def members(repo: Path = REPO) -> list[tuple[str, Path]]:
             for filename in sorted(filenames):
                 path = base / filename
                 relative = path.relative_to(repo).as_posix()
-                if not excluded(relative) and not path.is_symlink() and path.is_file():
+                if not excluded(relative) and not path.is_symlink() and path.is_file() and relative != COURSE:
                     chosen.append((relative, path))
     return sorted(chosen)
 
@@ -88,8 +104,10 @@ def refusals(chosen: list[tuple[str, Path]], repo: Path = REPO) -> list[str]:
     return why
 
 
-def build(out: Path, repo: Path = REPO) -> list[str]:
-    """Write the zip to `out` (through a temporary file and a rename); the names written."""
+def build(out: Path, repo: Path = REPO, exercises: list[str] | None = None) -> list[str]:
+    """Write the zip to `out` (through a temporary file and a rename); the names written. `exercises`:
+    what it grades (default: the course, no stretch drill)."""
+    course = course_text(exercises).encode()  # RegistryError on an unknown id, before anything is written
     chosen = members(repo)
     why = refusals(chosen, repo)
     if why:
@@ -105,6 +123,10 @@ def build(out: Path, repo: Path = REPO) -> list[str]:
                 mode = 0o700 if name in EXECUTABLE else 0o600  # nobody's but root's (see the top)
                 info.external_attr = (0o100000 | mode) << 16  # a regular file with these permissions
                 zf.writestr(info, path.read_bytes())
+            info = zipfile.ZipInfo(COURSE, FIXED_TIME)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = (0o100000 | 0o600) << 16
+            zf.writestr(info, course)
         os.chmod(temporary, 0o644)
         os.replace(temporary, out)
     except BaseException:
@@ -113,18 +135,26 @@ def build(out: Path, repo: Path = REPO) -> list[str]:
         except OSError:
             pass
         raise
-    return [name for name, _ in chosen]
+    return sorted([name for name, _ in chosen] + [COURSE])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=REPO / "build" / "autograder.zip", help="the zip to write")
+    parser.add_argument("--exercises", help="the exercises to grade, by id, separated by commas or spaces "
+                        "(default: the course, without the stretch drills)")
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return 0 if exc.code == 0 else 2
+    exercises = re.split(r"[,\s]+", args.exercises.strip()) if args.exercises and args.exercises.strip() else None
     try:
-        names = build(args.out)
+        course_text(exercises)
+    except Exception as exc:  # noqa: BLE001 - scanlab.registry.RegistryError: an id it does not know
+        print(f"make_autograder: --exercises: {exc}", file=sys.stderr)
+        return 2
+    try:
+        names = build(args.out, exercises=exercises)
     except ValueError as exc:
         print(f"make_autograder: {exc}", file=sys.stderr)
         return 1

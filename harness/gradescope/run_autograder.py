@@ -14,8 +14,10 @@ exercises/), at the top of the submission or one folder down, and graded in
 course mode through `grade()` (scanlab/dispatch.py), exactly as `grade.py EXERCISE FILE
 --mode course` would. Every exercise appears in results.json whatever
 happens to it, always with the same maximum: graded (its checks, named
-"EXERCISE: check"), not submitted, not a usable file, needs a GPU this machine
-does not have, or not graded because the grader failed. Students see the
+"EXERCISE: check"), not submitted (naming a file called almost like it, to be
+renamed), not a usable file, needs a GPU this machine does not have, or not
+graded because the grader failed. The exercises are the zip's course.txt
+(make_autograder.py --exercises: the stretch drills only when named there). Students see the
 tests' outputs; the instructor-only text (full reports, seeds, tracebacks) goes
 to standard output, which results.json marks hidden.
 
@@ -79,9 +81,22 @@ EXIT_WRITTEN = 0
 EXIT_USAGE = 2
 EXIT_NOT_ALL_GRADED = 4
 
-# The file a student submits for each of the course's exercises (the starter's name in exercises/):
-# harness/exercises.toml, without the stretch drills.
-EXERCISE_FILES = registry.COURSE
+# The exercises this autograder grades, one id a line: written into the zip by make_autograder.py
+# (its --exercises, which may add stretch drills; by default the course). Read from here only.
+COURSE_FILE = Path(__file__).resolve().parent / "course.txt"
+
+
+def course_exercises(path: Path = COURSE_FILE) -> dict[str, str]:
+    """id -> the file a student submits it under (the starter's name in exercises/), in the registry's
+    order: the zip's course.txt, else harness/exercises.toml without the stretch drills."""
+    try:
+        chosen = [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    except OSError:
+        return registry.course()
+    return registry.course(chosen)  # RegistryError on a name it does not know: the run's fallback says so
+
+
+EXERCISE_FILES = course_exercises()
 
 # One exercise's grading, wall clock. A complete drill grades in under 10 s on two cores; a
 # submission that runs into every per-run limit of the sandbox (each compile step 20 s, each
@@ -119,6 +134,7 @@ class Found:
     shown: str = ""  # its path inside the submission, as the student sees it (`shown_name`)
     problem: str = ""  # why it cannot be graded ("" when it can, or when nothing was found)
     also: tuple[str, ...] = ()  # other candidates, not graded
+    near: tuple[str, ...] = ()  # files named almost like this exercise's (02_Segmented_Scan.cpp), as shown
 
 
 # ---- text that strict JSON readers accept ---------------------------------------------------
@@ -436,7 +452,18 @@ def find_submissions(folder: Path) -> tuple[dict[str, Found], list[str]]:
     entries, ignored, by their `shown_name`. Links are never followed, not even to a folder."""
     by_name = {name: exercise for exercise, name in EXERCISE_FILES.items()}
     candidates: dict[str, list[tuple[Path, str]]] = {exercise: [] for exercise in EXERCISE_FILES}
+    near: dict[str, list[str]] = {}
     ignored: list[str] = []
+
+    def other(name: str, shown: str) -> str:  # how a file that is not graded is listed
+        if name in registry.FILES.values():  # a stretch drill this assignment does not grade
+            return f"{shown} (not graded in this assignment)"
+        meant = registry.near_miss(name, EXERCISE_FILES.values())
+        if meant is None:
+            return shown
+        near.setdefault(by_name[meant], []).append(shown)
+        return f"{shown} (named almost like {meant}: rename it exactly to have it graded)"
+
     top = _entries(folder)
     for depth in (0, 1):  # every top-level candidate before any one folder down
         for entry in top:
@@ -444,7 +471,7 @@ def find_submissions(folder: Path) -> tuple[dict[str, Found], list[str]]:
                 if entry.name in by_name:
                     candidates[by_name[entry.name]].append((Path(entry.path), entry.name))
                 elif not entry.is_dir(follow_symlinks=False):
-                    ignored.append(shown_name(entry.name))
+                    ignored.append(other(entry.name, shown_name(entry.name)))
                 continue
             if entry.name in by_name or not entry.is_dir(follow_symlinks=False):
                 continue
@@ -456,11 +483,11 @@ def find_submissions(folder: Path) -> tuple[dict[str, Found], list[str]]:
                 if sub.name in by_name:
                     candidates[by_name[sub.name]].append((Path(sub.path), shown))
                 else:
-                    ignored.append(shown + ("/" if sub.is_dir(follow_symlinks=False) else ""))
+                    ignored.append(shown + "/" if sub.is_dir(follow_symlinks=False) else other(sub.name, shown))
     found = {}
     for exercise, options in candidates.items():
         if not options:
-            found[exercise] = Found(exercise)
+            found[exercise] = Found(exercise, near=tuple(near.get(exercise, ())))
             continue
         problems = [(path, shown, _unusable(path, shown)) for path, shown in options]
         usable = [p for p in problems if not p[2]]
@@ -512,6 +539,14 @@ def maximum(exercise: str) -> float:
     return float(max_score(exercise))
 
 
+def rename_hint(found: Found) -> str:
+    """For an exercise not found: the files named almost like its file, and what to do."""
+    if found.path is not None or not found.near:
+        return ""
+    return (f"; you submitted {', '.join(found.near)}: rename it exactly {EXERCISE_FILES[found.exercise]} "
+            "to have it graded")
+
+
 def quick_result(found: Found, gpu_problem: str | None) -> tuple[list[dict], str, bool] | None:
     """(tests, a line for the summary, graded) of an exercise with nothing to grade here: not
     submitted, not a usable file, or needing a GPU this machine lacks. None: it is to be graded."""
@@ -520,13 +555,14 @@ def quick_result(found: Found, gpu_problem: str | None) -> tuple[list[dict], str
     points = maximum(exercise)
     if dispatch.needs_gpu(exercise) and gpu_problem is not None:
         message = (GPU_MESSAGE.format(exercise=exercise, why=gpu_problem, name=found.shown) if found.path
-                   and not found.problem else GPU_NOT_SUBMITTED.format(exercise=exercise, name=name))
+                   and not found.problem else
+                   GPU_NOT_SUBMITTED.format(exercise=exercise, name=name).rstrip(".") + rename_hint(found) + ".")
         return ([test_entry(f"{exercise}: graded on a GPU machine", 0.0, 0.0, message, passed=True)],
                 f"{exercise}: graded on a GPU machine, not here (0 of 0 points here)", True)
     if found.path is None:
         return ([test_entry(f"{exercise}: submitted", 0.0, points,
                             f"not submitted: no file named {name} at the top of your submission or one folder "
-                            "down")], f"{exercise}: not submitted (0/{points:g})", True)
+                            "down" + rename_hint(found))], f"{exercise}: not submitted (0/{points:g})", True)
     if found.problem:
         return ([test_entry(f"{exercise}: submitted", 0.0, points, found.problem)],
                 f"{exercise}: {found.problem} (0/{points:g})", True)
@@ -661,7 +697,7 @@ def build_results(root: Path, seed: int, started: float, log, closed: list[str] 
         log(f"warning: {scratch.base.parent} is closed to other uids: sandboxed runs may not reach their scratch "
             "folders (set SCANLAB_SCRATCH to a folder every uid may pass through)")
     try:
-        for index, exercise in enumerate(EXERCISE_FILES):  # the course's exercises: the stretch drills are not part of it
+        for index, exercise in enumerate(EXERCISE_FILES):  # the zip's course: stretch drills only if built with them
             got, line, graded = grade_one(found[exercise], gpu_problem, seed, scratch, seconds,
                                           uid_slice(index, len(EXERCISE_FILES)), log)
             tests += got

@@ -424,7 +424,7 @@ def write_summary(out_dir: Path, states: dict[str, dict], maxima: dict[str, floa
     w.writerow(["total", "", len(order), st["count"], len(order) - st["count"], "", st["mean"], st["median"],
                 st["min"], st["max"], _fmt(maximum), "", ""])
     for exercise in exercises:
-        graded, not_graded, submitted = [], 0, 0
+        graded, not_graded, submitted, waiting = [], 0, 0, 0
         checks: dict[str, dict] = {}
         for student in order:
             entry = states[student]["exercises"].get(exercise, {})
@@ -433,6 +433,7 @@ def write_summary(out_dir: Path, states: dict[str, dict], maxima: dict[str, floa
                 submitted += 1
             if status == "not graded":
                 not_graded += 1
+                waiting += entry.get("why") == "no GPU"  # classroom.NO_GPU: graded once a GPU machine reruns
             if status != "graded":
                 continue
             graded.append(entry.get("score", 0.0))
@@ -447,6 +448,7 @@ def write_summary(out_dir: Path, states: dict[str, dict], maxima: dict[str, floa
         top = maxima.get(exercise)
         md += [f"## {exercise}", "", f"{submitted} submitted, {len(graded)} graded"
                + (f", {not_graded} not graded" if not_graded else "")
+               + (f" ({waiting} waiting for a GPU)" if waiting else "")
                + (f": mean {st['mean']}, median {st['median']}, min {st['min']}, max {st['max']} (of "
                   f"{_fmt(top) if top is not None else '?'})." if graded else "."), ""]
         if graded:

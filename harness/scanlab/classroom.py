@@ -68,9 +68,11 @@ from . import class_tools, dispatch, registry
 from .class_tools import natural_key
 
 # The file each of the course's exercises is submitted under (the starter's name in exercises/),
-# in the order of the columns: harness/exercises.toml, without the stretch drills.
+# in the order of the columns: harness/exercises.toml, without the stretch drills. A course grades
+# these unless course.toml's `exercises` names others (the stretch drills among them: opt-in).
 EXERCISE_FILES = registry.COURSE
-FILE_EXERCISE = {name: exercise for exercise, name in EXERCISE_FILES.items()}
+ALL_FILES = registry.FILES  # every exercise a student may hand in, stretch drills too: found, and graded if chosen
+FILE_EXERCISE = {name: exercise for exercise, name in ALL_FILES.items()}
 OUR_FILES = {"grades.csv", "class.json", "canvas.csv", "gradescope.csv", "summary.md", "summary.csv",
              "total-scores.png", "leaderboard.csv", "leaderboard.png"}  # a student folder so named would collide
 SKIPPED_FOLDERS = {"__MACOSX"}  # resource forks a macOS zip adds: never a submission
@@ -100,7 +102,7 @@ def harness_files() -> list[Path]:
                 or path.name.endswith(".sh")):
             continue
         found.append(path)
-    found += [registry.EXERCISES[exercise].starter for exercise in EXERCISE_FILES]
+    found += [registry.EXERCISES[exercise].starter for exercise in ALL_FILES]
     return [path for path in found if path.is_file()]
 
 
@@ -196,9 +198,12 @@ class Found:
     shown: dict[str, str] = field(default_factory=dict)  # exercise -> its path inside the student's folder
     ignored: list[str] = field(default_factory=list)  # everything else, as the report lists it
     problems: dict[str, str] = field(default_factory=dict)  # exercise -> why it cannot be graded
+    near: dict[str, list[str]] = field(default_factory=dict)  # exercise -> files named almost like its file
 
 
-def _other(name: str, entry: os.DirEntry) -> str:
+def _other(name: str, entry: os.DirEntry, near: dict[str, list[str]] | None = None) -> str:
+    """How the report lists a file that is not graded; a near miss of an exercise's file name is also
+    put in `near` (exercise -> names as shown), for the student's own feedback."""
     shown = shown_name(name)
     try:
         if entry.is_symlink():
@@ -209,8 +214,10 @@ def _other(name: str, entry: os.DirEntry) -> str:
             return f"{shown} (not a regular file: not graded)"
     except OSError as exc:
         return f"{shown} (cannot be looked at: {_why(exc)})"
-    wanted = {n.lower(): n for n in EXERCISE_FILES.values()}.get(entry.name.lower())
-    if wanted and wanted != entry.name:
+    wanted = registry.near_miss(entry.name, ALL_FILES.values())
+    if wanted and _is_file(entry):
+        if near is not None:
+            near.setdefault(FILE_EXERCISE[wanted], []).append(shown)
         return f"{shown} (named almost like {wanted}: rename it exactly to have it graded)"
     return shown
 
@@ -264,16 +271,16 @@ def discover(folder: Path) -> Found:
                 if exercise and _is_file(inner):
                     below.setdefault(exercise, []).append((Path(inner.path), shown))
                 else:
-                    found.ignored.append(_other(f"{entry.name}/{inner.name}", inner))
+                    found.ignored.append(_other(f"{entry.name}/{inner.name}", inner, found.near))
         else:
-            found.ignored.append(_other(entry.name, entry))
+            found.ignored.append(_other(entry.name, entry, found.near))
     for exercise, candidates in below.items():
         if exercise in found.files:
             found.ignored += [f"{shown} (the one at the top of the folder was graded)" for _, shown in candidates]
         elif len(candidates) == 1:
             found.files[exercise], found.shown[exercise] = candidates[0]
         else:
-            found.problems[exercise] = (f"{EXERCISE_FILES[exercise]} is in more than one folder "
+            found.problems[exercise] = (f"{ALL_FILES[exercise]} is in more than one folder "
                                         f"({', '.join(shown for _, shown in candidates)}): none was graded; "
                                         "keep one and grade again")
     for exercise in list(found.files):
@@ -281,7 +288,7 @@ def discover(folder: Path) -> Found:
         if why is not None:
             found.problems[exercise] = f"{found.shown[exercise]} cannot be read by the grader ({why})"
             del found.files[exercise]
-    for exercise in EXERCISE_FILES:
+    for exercise in ALL_FILES:
         if unread and exercise not in found.files and exercise not in found.problems:
             found.problems[exercise] = (f"not found, but the folder {', '.join(unread)} cannot be read by the "
                                         "grader: it may be in there")
@@ -307,17 +314,23 @@ def name_problem(name: str) -> str | None:
 
 # ---- grading -------------------------------------------------------------------------------
 
+NO_GPU = "no GPU"  # an Outcome's why for a GPU exercise on a machine without one: the student waits for a GPU
+
+
 @dataclass
 class Outcome:
     exercise: str
     status: str  # "graded", "not submitted", "not graded"
-    why: str = ""  # for "not graded": the reason, one line
+    why: str = ""  # for "not graded": the reason, one line (NO_GPU: waiting for a GPU)
     report: object = None  # scanlab.grading.Report when graded
     seconds: float = 0.0
     error: str = ""  # a grader's traceback, for report.txt and stderr
+    kept: dict | None = None  # graded by an earlier run: its entry in state.json (graded_part under "part")
 
     @property
     def score(self) -> float:
+        if self.kept is not None:
+            return self.kept["score"]
         return self.report.score if self.report is not None else 0.0
 
 
@@ -350,7 +363,7 @@ def grade_one(setting: Setting, exercise: str, path: Path, gpu_lock=None) -> Out
     by the GPU grader around its GPU runs only (a GpuTurn in a class run)."""
     gpu = dispatch.needs_gpu(exercise)
     if gpu and setting.gpu is not None:
-        return Outcome(exercise, "not graded", "no GPU")  # the probe's reason is in class.json and report.txt
+        return Outcome(exercise, "not graded", NO_GPU)  # the probe's reason is in class.json and report.txt
     if exercise in registry.RUNS_CODE and setting.require_sandbox:
         level, line = setting.isolation["gpu" if gpu else "cpu"]
         if level != "full":
@@ -819,26 +832,45 @@ def _report_text(report, instructor: bool = True) -> str:
         return report.text()
 
 
-def student_results(outcomes: dict[str, Outcome], maxima: dict[str, float | None]) -> dict:
-    """One Gradescope results.json for every exercise: tests merged, names prefixed by the exercise."""
+def graded_part(exercise: str, outcome: Outcome) -> dict:
+    """What results.json and report.txt hold of one graded exercise. state.json keeps it, so a rerun
+    that grades only a student's GPU exercise writes the others' parts as they were."""
+    if outcome.kept is not None:
+        return outcome.kept["part"]
+    graded = outcome.report.gradescope()
+    tests = []
+    for test in graded["tests"]:
+        test = dict(test)
+        if not test["name"].startswith(f"{exercise}: "):
+            test["name"] = f"{exercise}: {test['name']}"
+        tests.append(test)
+    return {"score": outcome.report.score, "tests": tests, "output": graded.get("output", ""),
+            "hidden": graded.get("stdout_visibility") == "hidden",
+            "leaderboard": graded.get("leaderboard", []),  # drill 05's speed, for Gradescope's leaderboard
+            "report": _report_text(outcome.report, instructor=True)}
+
+
+def student_results(outcomes: dict[str, Outcome], maxima: dict[str, float | None],
+                    near: dict[str, list[str]] | None = None) -> dict:
+    """One Gradescope results.json for every exercise: tests merged, names prefixed by the exercise.
+    near (Found.near): files named almost like an exercise's, named in its "not submitted" test."""
     tests, output, hidden, board = [], [], False, []
     for exercise, outcome in outcomes.items():
         maximum = maxima.get(exercise) or 0.0
         if outcome.status == "graded":
-            graded = outcome.report.gradescope()
-            board += graded.get("leaderboard", [])  # drill 05's speed, for Gradescope's leaderboard
-            hidden |= graded.get("stdout_visibility") == "hidden"
-            output.append(graded.get("output", ""))
-            for test in graded["tests"]:
-                test = dict(test)
-                if not test["name"].startswith(f"{exercise}: "):
-                    test["name"] = f"{exercise}: {test['name']}"
-                tests.append(test)
+            part = graded_part(exercise, outcome)
+            hidden |= part["hidden"]
+            output.append(part["output"])
+            tests += part["tests"]
+            board += part.get("leaderboard", [])  # a part kept from before this key came has none
             continue
         if outcome.status == "not submitted":
             name, text = (f"{exercise}: submitted",
-                          f"not submitted: no {EXERCISE_FILES[exercise]} at the top of your folder "
+                          f"not submitted: no {ALL_FILES[exercise]} at the top of your folder "
                           "(or one folder down); it scores 0")
+            if (near or {}).get(exercise):
+                text += (f"; you submitted {', '.join(near[exercise])}: rename it exactly {ALL_FILES[exercise]} "
+                         "to have it graded")
         else:
             name, text = f"{exercise}: graded", _student_why(exercise, outcome)
         output.append(f"{exercise}: {text}")
@@ -854,7 +886,7 @@ def student_results(outcomes: dict[str, Outcome], maxima: dict[str, float | None
 
 
 def _student_why(exercise: str, outcome: Outcome) -> str:
-    if outcome.why == "no GPU":
+    if outcome.why == NO_GPU:
         return ("not graded here: this exercise needs a GPU; it is graded on a GPU machine, with "
                 "`python3 harness/grade.py class`, by your instructor")
     if outcome.why == "grader error":
@@ -869,8 +901,12 @@ def student_report(student: str, found: Found, outcomes: dict[str, Outcome], set
              f"(commit {setting.version['commit'] or 'unknown'})"]
     if setting.between:
         lines.append(f"isolation: {setting.between}" + (f"; after this student: {cleaned}" if cleaned else ""))
-    if any(o.why == "no GPU" for o in outcomes.values()):
+    if any(o.why == NO_GPU for o in outcomes.values()):
         lines.append(f"no usable GPU on this machine: {setting.gpu}")
+    kept = [e for e, o in outcomes.items() if o.kept is not None]
+    if kept:
+        lines.append(f"kept as an earlier run graded them (unchanged; only the GPU part was graded now): "
+                     f"{', '.join(kept)}")
     for exercise, outcome in outcomes.items():
         where = found.shown.get(exercise)
         lines.append(f"{exercise}: {outcome.status}" + (f" ({where})" if where else "")
@@ -880,8 +916,8 @@ def student_report(student: str, found: Found, outcomes: dict[str, Outcome], set
         more = len(found.ignored) - len(shown)
         lines.append("other files (ignored): " + ", ".join(shown) + (f", and {more} more" if more else ""))
     for exercise, outcome in outcomes.items():
-        if outcome.report is not None:
-            lines += ["", _report_text(outcome.report, instructor=True)]
+        if outcome.status == "graded":
+            lines += ["", graded_part(exercise, outcome)["report"]]
         if outcome.error:
             lines += ["", f"{exercise}: the grader failed:", outcome.error.rstrip()]
     return "\n".join(lines) + "\n"
@@ -936,6 +972,8 @@ class Row:
     maximum: float
     note: str
     complete: bool  # every submission graded
+    waiting: list[str] = field(default_factory=list)  # GPU exercises not graded for want of a GPU (yet)
+    failed: bool = False  # a submission could not be graded for another reason
 
     @property
     def total_cell(self) -> str:
@@ -944,8 +982,8 @@ class Row:
 
 def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
     """A grades.csv row from a student's state.json and this run's maxima."""
-    cells, total, not_submitted, not_graded, failed_build, too_large = {}, 0.0, [], {}, [], []
-    for exercise in maxima:  # the exercises this course grades (course.toml), in EXERCISE_FILES's order
+    cells, total, not_submitted, not_graded, failed_build, too_large, waiting = {}, 0.0, [], {}, [], [], []
+    for exercise in maxima:  # the exercises this course grades (course.toml), in the registry's order
         entry = state["exercises"][exercise]
         if entry["status"] == "graded":
             cells[exercise] = _points(entry["score"])
@@ -957,6 +995,9 @@ def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
         elif entry["status"] == "not submitted":
             cells[exercise] = "0"
             not_submitted.append(exercise)
+        elif entry["why"] == NO_GPU:
+            cells[exercise] = ""  # blank, like any exercise not graded yet
+            waiting.append(exercise)
         else:
             cells[exercise] = ""  # blank, not 0: a grade-book import leaves it alone until it is graded
             not_graded.setdefault(entry["why"], []).append(exercise)
@@ -967,12 +1008,33 @@ def make_row(student: str, state: dict, maxima: dict[str, float | None]) -> Row:
         notes.append(f"compile error: {', '.join(failed_build)}")
     if too_large:
         notes.append(f"file over {SUBMISSION_LIMIT_BYTES >> 20} MiB (scored 0): {', '.join(too_large)}")
+    if waiting:
+        notes.append(f"waiting for a GPU: {', '.join(waiting)}")
     notes += [f"not graded: {why} ({', '.join(exercises)})" for why, exercises in not_graded.items()]
     unknown = [exercise for exercise in maxima if maxima.get(exercise) is None]
     if unknown:
         notes.append(f"maximum leaves out {', '.join(unknown)} (its maximum is unknown here)")
     maximum = sum(value for value in maxima.values() if value is not None)
-    return Row(student, cells, total, maximum, "; ".join(notes), not not_graded)
+    return Row(student, cells, total, maximum, "; ".join(notes), not not_graded and not waiting, waiting,
+               bool(not_graded))
+
+
+def waiting_for_gpu(state: dict | None, exercises: list[str]) -> list[str]:
+    """The GPU exercises a student's state.json waits for, when nothing else of theirs is left to grade
+    and every graded part was kept (a rerun on a GPU machine grades those alone); otherwise []."""
+    entries = (state or {}).get("exercises")
+    waits = (state or {}).get("waiting")
+    if not isinstance(entries, dict) or not isinstance(waits, list) or not waits:
+        return []
+    for exercise in exercises:
+        entry = entries.get(exercise)
+        if not isinstance(entry, dict):
+            return []
+        if entry.get("status") == "graded" and not isinstance(entry.get("part"), dict):
+            return []  # written before parts were kept: grade the whole student again
+        if entry.get("status") not in ("graded", "not submitted") and exercise not in waits:
+            return []
+    return [e for e in exercises if e in waits]
 
 
 def spreadsheet_safe(text: str) -> str:
@@ -983,7 +1045,7 @@ def spreadsheet_safe(text: str) -> str:
 
 def _columns(rows: list[Row]) -> list[str]:
     graded = {e for row in rows for e in row.cells}
-    return [e for e in EXERCISE_FILES if e in graded] if rows else list(EXERCISE_FILES)
+    return [e for e in ALL_FILES if e in graded] if rows else list(EXERCISE_FILES)
 
 
 def write_csv(path: Path, rows: list[Row], columns: list[str] | None = None) -> None:
@@ -1057,13 +1119,13 @@ def learn_maxima(version: dict, mode: str, cached: dict | None, gpu: str | None,
 
     if hasattr(grading, "max_score"):
         try:
-            return {exercise: grading.max_score(exercise) for exercise in EXERCISE_FILES}
+            return {exercise: grading.max_score(exercise) for exercise in ALL_FILES}
         except KeyError:
             pass
     if cached and cached.get("maxima_for") == [version["files"], mode]:
         return dict(cached["maxima"])
     maxima = {}
-    for exercise in EXERCISE_FILES:
+    for exercise in ALL_FILES:
         maxima[exercise] = None
         if dispatch.needs_gpu(exercise) and gpu is not None:
             continue
@@ -1084,7 +1146,7 @@ class Progress:
     otherwise a line every few seconds (a log file or a cluster's job output stays readable)."""
 
     def __init__(self, total: int, stream=sys.stderr):
-        self.total, self.done, self.failed, self.graded = total, 0, 0, 0
+        self.total, self.done, self.failed, self.graded, self.waiting = total, 0, 0, 0, 0
         self.stream = stream
         self.tty = getattr(stream, "isatty", lambda: False)()
         self.started = self.last = time.monotonic()
@@ -1096,12 +1158,15 @@ class Progress:
         # The rate counts only students actually graded: skipped (unchanged) ones take no time.
         left = "0 s" if not remaining else f"{elapsed / self.graded * remaining:.0f} s" if self.graded else "-"
         return (f"grade class: {self.done}/{self.total} students done, {self.failed} failed to grade, "
-                f"{elapsed:.0f} s elapsed, about {left} left")
+                + (f"{self.waiting} waiting for a GPU, " if self.waiting else "")
+                + f"{elapsed:.0f} s elapsed, about {left} left")
 
-    def step(self, complete: bool, graded: bool) -> None:
+    def step(self, complete: bool, graded: bool, waiting: bool = False) -> None:
+        """One student done; `waiting`: only their GPU exercise is not graded, for want of a GPU."""
         with self.lock:
             self.done += 1
-            self.failed += not complete
+            self.failed += not complete and not waiting
+            self.waiting += waiting
             self.graded += graded
             now = time.monotonic()
             if now - self.last >= (0.2 if self.tty else 5.0) or self.done == self.total:
@@ -1244,14 +1309,14 @@ def _configure(args, class_dir: Path) -> None:
     config = {}
     if args.config is not None or path.is_file():
         try:
-            config = class_tools.load_config(path, dispatch.MODES, list(EXERCISE_FILES), grading.points_table())
+            config = class_tools.load_config(path, dispatch.MODES, list(ALL_FILES), grading.points_table())
         except class_tools.ConfigError as exc:
             raise Usage(str(exc)) from None
     args.config_file = str(path) if config else None
     args.jobs = args.jobs or config.get("jobs") or os.cpu_count() or 1
     args.seed = args.seed if args.seed is not None else config.get("seed")
     args.mode = args.mode or config.get("mode") or "course"
-    args.exercises = [e for e in EXERCISE_FILES if e in config.get("exercises", EXERCISE_FILES)]
+    args.exercises = list(registry.course(config.get("exercises")))  # the stretch drills only when listed
     args.points = config.get("points", {})
     table = grading.points_table()
     for exercise, checks in args.points.items():  # in this process, and in the workers forked from it
@@ -1261,7 +1326,7 @@ def _configure(args, class_dir: Path) -> None:
 
 def _class_run(args, class_dir: Path, out_dir: Path, started: float, plain: list[str], students: list[str],
                skipped: list[str], refused: list[tuple[str, str]], scratch: Path) -> int:
-    taken = class_tools.intake(class_dir, scratch, EXERCISE_FILES, students, plain)
+    taken = class_tools.intake(class_dir, scratch, ALL_FILES, students, plain)
     skipped = [s for s in skipped if s not in {shown_name(n) for n in taken.used}]
     students = sorted(taken.sources)  # code-point order: which shard and uid slice a student has (outputs: natural)
     for name in [s for s in students if name_problem(s) is not None]:  # a name from Gradescope's metadata
@@ -1287,7 +1352,7 @@ def _class_run(args, class_dir: Path, out_dir: Path, started: float, plain: list
     from . import sandbox
 
     root = os.geteuid() == 0
-    outer, code = sandbox.UID_RANGE, [e for e in EXERCISE_FILES if e in registry.RUNS_CODE]
+    outer, code = sandbox.UID_RANGE, [e for e in args.exercises if e in registry.RUNS_CODE]
     size = uid_slices(outer, len(everyone), len(code))
     if root and size < MIN_SLICE_UIDS:
         what = f"the sandbox uid range {outer.start}-{outer.stop - 1} ({len(outer)} uids)"
@@ -1331,22 +1396,25 @@ def _grade(args, class_dir: Path, out_dir: Path, started: float, students: list[
     for student in students:
         if student in taken.refused:
             found[student] = Found(problems={e: f"the archive was refused: {taken.refused[student]}"
-                                             for e in EXERCISE_FILES})
+                                             for e in ALL_FILES})
             continue
         try:
             found[student] = discover(taken.sources[student])
         except OSError as exc:
             found[student] = Found(problems={e: f"the folder cannot be read by the grader ({_why(exc)})"
-                                             for e in EXERCISE_FILES})
+                                             for e in ALL_FILES})
         if student in taken.archive:  # what was graded is inside the student's archive
             here = found[student]
             zipped = shown_name(taken.archive[student])
             here.shown = {e: f"{zipped}: {where}" for e, where in here.shown.items()}
             here.ignored = [f"{zipped}: {where}" for where in here.ignored]
-        for exercise in [e for e in EXERCISE_FILES if e not in exercises]:  # not this course's (course.toml)
+            here.near = {e: [f"{zipped}: {where}" for where in names] for e, names in here.near.items()}
+        for exercise in [e for e in ALL_FILES if e not in exercises]:  # not this course's (course.toml)
             here = found[student]
             if exercise in here.files:
-                here.ignored.append(f"{here.shown.pop(exercise)} (not graded in this course)")
+                how = ("; a stretch drill: course.toml's `exercises` can list it"
+                       if exercise in registry.STRETCH else "")
+                here.ignored.append(f"{here.shown.pop(exercise)} (not graded in this course{how})")
                 del here.files[exercise]
             here.problems.pop(exercise, None)
     wants_gpu = any(dispatch.needs_gpu(e) for f in found.values() for e in f.files)
@@ -1356,9 +1424,11 @@ def _grade(args, class_dir: Path, out_dir: Path, started: float, students: list[
 
         gpu = probe_gpu()
         if gpu is not None:
-            print(f"grade class: no usable GPU here ({gpu}): day31 submissions are not graded", file=sys.stderr)
+            gpu_exercises = ", ".join(e for e in exercises if dispatch.needs_gpu(e))
+            print(f"grade class: no usable GPU here ({gpu}): {gpu_exercises} not graded; their students wait "
+                  "for a GPU (a rerun on a GPU machine grades just those)", file=sys.stderr)
     else:
-        gpu = "not probed (no day31 submitted)"
+        gpu = "not probed (no GPU exercise submitted)"
     from .sandbox import isolation
 
     levels = {"cpu": isolation(gpu=False), "gpu": isolation(gpu=True) if wants_gpu and gpu is None
@@ -1390,7 +1460,8 @@ def _grade(args, class_dir: Path, out_dir: Path, started: float, students: list[
         folder = out_dir / student
         folder.mkdir(exist_ok=True)
         state = {"student": student, "key": key, "exercises": {
-            e: {"status": o.status, "score": o.score, "why": o.why,
+            e: o.kept if o.kept is not None else {
+                "status": o.status, "score": o.score, "why": o.why,
                 "report_max": o.report.max_score if o.report is not None else None,
                 "build_failed": bool(o.report is not None and any(c.name == "builds" and not c.passed
                                                                   for c in o.report.checks)),
@@ -1400,21 +1471,23 @@ def _grade(args, class_dir: Path, out_dir: Path, started: float, students: list[
                 "speed": getattr(o.report, "speed", {}) if getattr(o.report, "leaderboard", None) else {},
                 "checks": [{"name": c.name, "passed": c.passed, "causes": class_tools.likely_causes(c)}
                            for c in (o.report.checks if o.report is not None else [])],
-                "fingerprints": _prints(e, found[student].files.get(e)) if o.status == "graded" else []}
+                "fingerprints": _prints(e, found[student].files.get(e)) if o.status == "graded" else [],
+                "part": graded_part(e, o) if o.status == "graded" else None}
             for e, o in outcomes.items()}}
         for outcome in outcomes.values():
             if outcome.error:
                 last = outcome.error.strip().splitlines()[-1]
                 print(visible(_utf8(f"grade class: {student}: {outcome.exercise}: the grader failed: {last} "
                                     f"(traceback in {folder / 'report.txt'})")), file=sys.stderr)
-        _write(folder / "results.json", _json(student_results(outcomes, maxima)))
+        _write(folder / "results.json", _json(student_results(outcomes, maxima, found[student].near)))
         _write(folder / "report.txt", visible(_utf8(student_report(student, found[student], outcomes, setting,
                                                                    cleaned))))
         state["complete"] = all(o.status != "not graded" for o in outcomes.values())
+        state["waiting"] = [e for e, o in outcomes.items() if o.why == NO_GPU]  # for a GPU, nothing else
         _write(folder / "state.json", _json(state))  # last: it vouches for the others
         row = make_row(student, state, maxima)
         rows[student] = row
-        progress.step(row.complete, graded=True)
+        progress.step(row.complete, graded=True, waiting=bool(row.waiting) and not row.failed)
 
     only = set(args.only or [])
     queue: collections.deque[Task] = collections.deque()
@@ -1429,14 +1502,24 @@ def _grade(args, class_dir: Path, out_dir: Path, started: float, students: list[
                 rows[student] = make_row(student, state, maxima)
             progress.step(True, graded=False)
             continue
-        if (not args.force and not only and state and state.get("key") == key and state.get("complete")
-                and (out_dir / student / "results.json").is_file() and (out_dir / student / "report.txt").is_file()):
+        unchanged = (not args.force and not only and state and state.get("key") == key
+                     and (out_dir / student / "results.json").is_file() and (out_dir / student / "report.txt").is_file())
+        if unchanged and state.get("complete"):
             rows[student] = make_row(student, state, maxima)
             progress.step(True, graded=False)
             continue
+        gpu_part = waiting_for_gpu(state, exercises) if unchanged else []
+        if gpu_part and setting.gpu is not None:  # still no GPU: nothing of theirs to grade here
+            rows[student] = row = make_row(student, state, maxima)
+            progress.step(row.complete, graded=False, waiting=True)
+            continue
         outcomes: dict[str, Outcome] = {}
         for exercise in exercises:
-            if exercise in here.problems:
+            if gpu_part and exercise not in gpu_part:  # unchanged, and graded (or not submitted) last time
+                entry = state["exercises"][exercise]
+                outcomes[exercise] = (Outcome(exercise, "graded", seconds=entry.get("seconds", 0.0), kept=entry)
+                                      if entry["status"] == "graded" else Outcome(exercise, entry["status"]))
+            elif exercise in here.problems:
                 outcomes[exercise] = Outcome(exercise, "not graded", here.problems[exercise])
             elif exercise not in here.files:
                 outcomes[exercise] = Outcome(exercise, "not submitted")
@@ -1498,7 +1581,7 @@ def _grade(args, class_dir: Path, out_dir: Path, started: float, students: list[
     info = {
         "seed": seed, "mode": args.mode, "shard": f"{index}/{count}" if args.shard else None,
         "harness": version, "maxima": maxima, "maxima_for": [version["files"], args.mode],
-        "exercises": EXERCISE_FILES, "class_dir": str(class_dir), "class_students": everyone,
+        "exercises": {e: ALL_FILES[e] for e in exercises}, "class_dir": str(class_dir), "class_students": everyone,
         "students": students, "refused": [shown_name(name) for name, _ in refused],
         "layout": taken.layout, "identity": identity, "config": args.config_file, "points": args.points,
         "only": sorted(only) or None,
@@ -1509,9 +1592,19 @@ def _grade(args, class_dir: Path, out_dir: Path, started: float, students: list[
     }
     _write(out_dir / "class.json", _json(info))
     not_graded = sorted(row.student for row in rows.values() if not row.complete)
-    print(f"grade class: wrote {args.out / 'grades.csv'}: {len(rows)} students"
-          + (f"; not every submission graded for: {', '.join(not_graded)}" if not_graded else ""), file=sys.stderr)
+    print(f"grade class: wrote {args.out / 'grades.csv'}: {len(rows)} students" + _not_graded(rows.values()),
+          file=sys.stderr)
     return EXIT_FAIL if not_graded or refused else EXIT_PASS
+
+
+def _not_graded(rows) -> str:
+    """The end of the closing line: who failed to grade, and who waits for a GPU (nothing else of theirs
+    is left to grade: a rerun on a GPU machine grades just that)."""
+    failed = sorted((row.student for row in rows if not row.complete and not (row.waiting and not row.failed)),
+                    key=natural_key)
+    waiting = sorted((row.student for row in rows if row.waiting and not row.failed), key=natural_key)
+    return ((f"; not every submission graded for: {', '.join(failed)}" if failed else "")
+            + (f"; waiting for a GPU: {', '.join(waiting)}" if waiting else ""))
 
 
 # ---- merge ------------------------------------------------------------------------------------
@@ -1539,11 +1632,11 @@ def merge(argv: list[str]) -> int:
                 shown = "" if what == "class" else f" ({value(first)} and {value(info)})"
                 raise Usage(f"{args.shards[0]} and {shard} were graded with different {what}s{shown}: "
                             "grade every shard with the same --seed, --mode, harness and class folder")
-        for exercise in EXERCISE_FILES:  # a GPU-less shard may not know day31's maximum: that is no conflict
+        for exercise in ALL_FILES:  # a GPU-less shard may not know day31's maximum: that is no conflict
             a, b = (first.get("maxima") or {}).get(exercise), (info.get("maxima") or {}).get(exercise)
             if a is not None and b is not None and a != b:
                 raise Usage(f"{args.shards[0]} and {shard} give {exercise} different maxima ({a} and {b})")
-    exercises = [e for e in EXERCISE_FILES if e in (first.get("maxima") or EXERCISE_FILES)]
+    exercises = [e for e in ALL_FILES if e in (first.get("maxima") or EXERCISE_FILES)]
     maxima = {e: next((i["maxima"][e] for i in infos if (i.get("maxima") or {}).get(e) is not None), None)
               for e in exercises}
     identity = {}
@@ -1586,7 +1679,7 @@ def merge(argv: list[str]) -> int:
     _write(out_dir / "class.json", json.dumps(merged, indent=2) + "\n")
     not_graded = sorted(row.student for row in rows.values() if not row.complete)
     print(f"grade merge: wrote {args.out / 'grades.csv'}: {len(rows)} students from {len(args.shards)} shards"
-          + (f"; not every submission graded for: {', '.join(not_graded)}" if not_graded else ""), file=sys.stderr)
+          + _not_graded(rows.values()), file=sys.stderr)
     return EXIT_FAIL if problems or not_graded or len(rows) < len(where) else EXIT_PASS
 
 

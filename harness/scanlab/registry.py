@@ -19,8 +19,10 @@ graders still check their own check names against the registry (grading.require_
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
+import re
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.9 and 3.10: the same parser, from PyPI (requirements.txt pins it)
@@ -143,11 +145,58 @@ def load(path: Path = REGISTRY_FILE, repo: Path = REPO) -> dict[str, Exercise]:
 
 EXERCISES: dict[str, Exercise] = load()
 # The course: what `grade.py class` grades (its columns, in this order) and the Gradescope autograder
-# grades. The stretch drills are optional work, graded one file at a time.
+# grades, unless a course names its own (course()). The stretch drills are optional work: graded one
+# file at a time, and by those two only where a course names them.
 COURSE: dict[str, str] = {e.id: e.file for e in EXERCISES.values() if not e.stretch}
 STRETCH: set[str] = {e.id for e in EXERCISES.values() if e.stretch}
 RUNS_CODE: set[str] = {e.id for e in EXERCISES.values() if e.runs_code}  # the others are read as text
 NEEDS_GPU: set[str] = {e.id for e in EXERCISES.values() if e.needs_gpu}
+FILES: dict[str, str] = {e.id: e.file for e in EXERCISES.values()}  # every exercise, stretch drills too
+
+
+def course(chosen=None) -> dict[str, str]:
+    """id -> file of the exercises a course grades, in the registry's order: `chosen` (ids, which may
+    name stretch drills: course.toml's `exercises`, make_autograder.py's --exercises), else COURSE."""
+    if chosen is None:
+        return dict(COURSE)
+    unknown = [e for e in chosen if e not in EXERCISES]
+    if unknown:
+        raise RegistryError(f"no exercise named {', '.join(map(repr, unknown))} (known: {', '.join(EXERCISES)})")
+    return {e: f for e, f in FILES.items() if e in chosen}
+
+
+# Another C++ suffix, a copy's " (1)" or "-1", an editor's added ".txt": what a near miss may differ by.
+_SUFFIXES = {".cc": ".cpp", ".cxx": ".cpp", ".c++": ".cpp", ".markdown": ".md"}
+_COPY = re.compile(r"(?: ?\(\d+\)|-\d+| copy)$")
+
+
+def _plain(name: str) -> str:
+    name = name.casefold()
+    if name.endswith(".txt") and "." in name[:-4]:
+        name = name[:-4]
+    stem, dot, suffix = name.rpartition(".")
+    if not dot:
+        stem, suffix = name, ""
+    stem = re.sub(r"[\s\-]+", "_", _COPY.sub("", stem)).strip("_")
+    suffix = "." + suffix if suffix else ""
+    return stem + _SUFFIXES.get(suffix, suffix)
+
+
+def near_miss(name: str, files) -> str | None:
+    """The one of `files` (exercise file names) that a file called `name` was almost surely meant to be,
+    or None (also when it is exactly one of them): the same name in another case
+    (02_Segmented_Scan.cpp), with spaces or dashes for underscores, a copy's " (1)" or "-1", another
+    C++ suffix (.cc), an added .txt, or a one-letter slip."""
+    files = list(files)
+    if name in files:
+        return None
+    plain = {_plain(f): f for f in files}
+    if _plain(name) in plain:
+        return plain[_plain(name)]
+    suffix = os.path.splitext(_plain(name))[1]  # a slip is in the name, never the language
+    same = [p for p in plain if os.path.splitext(p)[1] == suffix]
+    close = difflib.get_close_matches(_plain(name), same, n=2, cutoff=0.9)
+    return plain[close[0]] if len(close) == 1 else None
 
 
 def release_leaves_out() -> dict[str, str]:
