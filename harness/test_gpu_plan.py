@@ -14,8 +14,6 @@ globals a plan names are read before any kernel runs.
 
 from __future__ import annotations
 
-import os
-import shutil
 import stat
 import struct
 import subprocess
@@ -25,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from scanlab import gpu_plan
-from scanlab.gpu_fakes import FakeGpuBox
+from scanlab.gpu_fakes import FakeGpuBox, run_on_the_stub
 from scanlab.gpu_plan import Plan
 
 KERNELS = r"""
@@ -239,22 +237,6 @@ def test_the_runner_refuses_a_bad_plan_before_touching_the_gpu(plan, said, tmp_p
     (tmp_path / "plan.txt").write_text(plan)
     proc = run_on_the_stub(tmp_path, ["--plan", "plan.txt"])
     assert proc.returncode == 2 and said in proc.stderr and len(proc.stderr.splitlines()) == 1, proc.stderr
-
-
-def run_on_the_stub(folder: Path, args: list[str]) -> subprocess.CompletedProcess:
-    """The runner run in `folder` with the toolkit's libcuda stub as libcuda.so.1 (no GPU, whatever the machine)."""
-    if shutil.which("g++") is None:
-        pytest.skip("no g++ to build the runner")
-    runner = gpu_plan.build_runner()
-    env = dict(os.environ)
-    stubs = next((p for p in (Path("/usr/local/cuda/lib64/stubs/libcuda.so"),) if p.is_file()), None)
-    if stubs is not None:  # no driver here: the toolkit's stub satisfies the loader (the plan is read first)
-        (folder / "libcuda.so.1").symlink_to(stubs)
-        env["LD_LIBRARY_PATH"] = f"{folder}:{env.get('LD_LIBRARY_PATH', '')}"
-    proc = subprocess.run([str(runner), *args], cwd=folder, capture_output=True, text=True, timeout=60, env=env)
-    if proc.returncode == 127:
-        pytest.skip("no libcuda.so.1, not even the toolkit's stub, to load the runner")
-    return proc
 
 
 def test_the_probe_without_a_gpu_says_why_in_one_line_with_status_3(tmp_path):

@@ -21,7 +21,7 @@ import pytest
 
 from scanlab import gpu_plan, grading, speed
 from scanlab import grade_stretch as gs
-from scanlab.gpu_fakes import FakeGpuBox
+from scanlab.gpu_fakes import FakeGpuBox, run_on_the_stub
 from scanlab.gpu_plan import Plan
 from scanlab.speed import Repetition, TimingRecord
 
@@ -85,8 +85,6 @@ def test_two_timed_seeds_differ_even_for_one_grading_seed():
 
 
 def stub_runner(tmp_path, plan_text: str):
-    from test_gpu_plan import run_on_the_stub
-
     (tmp_path / "plan.txt").write_text(plan_text)
     return run_on_the_stub(tmp_path, ["--plan", "plan.txt"])
 

@@ -20,8 +20,11 @@ speed.timing_bytes), after the launch's fate said "ok"; `task` holds the plan's 
 from __future__ import annotations
 
 import struct
+import subprocess
+from pathlib import Path
 from typing import Callable
 
+from . import gpu_plan
 from .sandbox import Outcome
 
 ILLEGAL_ADDRESS = ("CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered")
@@ -164,3 +167,26 @@ class FakeGpuBox:
         data += _text(error[0]) + _text(error[1]) + _text(step)
         data += b"".join(struct.pack("<Q", len(d)) + d for d in dumps)
         self.files[f"task-{k}.bin"] = data
+
+
+def run_on_the_stub(folder: Path, args: list[str]) -> subprocess.CompletedProcess:
+    """The real runner run in `folder` with the toolkit's libcuda stub as libcuda.so.1 (no GPU, whatever
+    the machine: what it does before cuInit, its plan reading and its usage errors). Skips the
+    calling test when there is no g++ to build it or no libcuda to load it."""
+    import os
+    import shutil
+
+    import pytest
+
+    if shutil.which("g++") is None:
+        pytest.skip("no g++ to build the runner")
+    runner = gpu_plan.build_runner()
+    env = dict(os.environ)
+    stubs = next((p for p in (Path("/usr/local/cuda/lib64/stubs/libcuda.so"),) if p.is_file()), None)
+    if stubs is not None:  # no driver here: the toolkit's stub satisfies the loader (the plan is read first)
+        (folder / "libcuda.so.1").symlink_to(stubs)
+        env["LD_LIBRARY_PATH"] = f"{folder}:{env.get('LD_LIBRARY_PATH', '')}"
+    proc = subprocess.run([str(runner), *args], cwd=folder, capture_output=True, text=True, timeout=60, env=env)
+    if proc.returncode == 127:
+        pytest.skip("no libcuda.so.1, not even the toolkit's stub, to load the runner")
+    return proc

@@ -5,7 +5,7 @@ SCANLAB_SHARDS is above 1: a GPU runner with many cores finishes the strict suit
 in a fraction of the time one process takes, because most of that time is
 compilers and compute-sanitizer on the CPU. Each shard is a whole number of
 modules (a module's session-scoped builds stay in one process), but the corpus,
-whose entries share nothing, goes to four shards as lists of node ids. The weights are
+whose entries share nothing, goes to several, one exercise's entries each. The weights are
 rough seconds per module on the H200 machine (16 cores); a module not listed
 counts as `DEFAULT`. Only the balance depends on them, never what runs.
 
@@ -31,33 +31,39 @@ WEIGHTS = {
     "test_drills.py": 60, "test_day31.py": 50, "test_tools.py": 45, "test_triton.py": 30, "test_course_mode.py": 30,
     "test_a05_hip.py": 30, "test_sandbox.py": 25, "test_trace.py": 20, "test_speed.py": 120,
 }
-# test_corpus.py (about 500 s) is one test path but four shards' work: its Day 31 and drill 05
-# entries (the GPU), its drill 01 entries, and the rest of the module, each a list of node ids.
-CORPUS_PARTS = {"day31": 260, "drill01": 200, "drill05": 150, "": 80}
+# test_corpus.py (about 500 s) is one test path but several shards' work: each exercise's entries
+# are a part of their own (a list of node ids), weighed by what an entry costs on the H200
+# (a GPU exercise's grade and its follow-up about 14 s, a CPU one's about 4 s); the rest of the
+# module's tests go with the lightest part.
+CORPUS_ENTRY_S = {True: 14, False: 4}
 
 
 def corpus_parts(module: str) -> list[tuple[int, list[str]]]:
-    """test_corpus.py as (weight, node ids) parts: the entries of day31, drill01, drill05, and the rest
-    (every other test function of the module, and the other exercises' entries)."""
+    """test_corpus.py as (weight, node ids) parts: one per exercise in the manifest, and its other
+    test functions with the lightest."""
     try:
         import tomllib
     except ImportError:  # Python 3.9 and 3.10
         import tomli as tomllib
-    path = HARNESS.parent / module
+    sys.path.insert(0, str(HARNESS))
+    from scanlab import registry
+
     with open(HARNESS / "corpus" / "manifest.toml", "rb") as f:
         entries = tomllib.load(f)["submission"]
-    parts: dict[str, list[str]] = {name: [] for name in CORPUS_PARTS}
+    parts: dict[str, list] = {}
     for entry in entries:
-        part = entry["exercise"] if entry["exercise"] in CORPUS_PARTS else ""
-        parts[part].append(f"{module}::test_corpus_entry[{entry['exercise']}-{Path(entry['file']).stem}]")
-    functions = re.findall(r"^def (test_\w+)\(", path.read_text(), re.M)
-    parts[""] += [f"{module}::{name}" for name in functions if name != "test_corpus_entry"]
-    return [(CORPUS_PARTS[name], ids) for name, ids in parts.items() if ids]
+        part = parts.setdefault(entry["exercise"], [0, []])
+        part[0] += CORPUS_ENTRY_S[entry["exercise"] in registry.NEEDS_GPU]
+        part[1].append(f"{module}::test_corpus_entry[{entry['exercise']}-{Path(entry['file']).stem}]")
+    functions = re.findall(r"^def (test_\w+)\(", (HARNESS.parent / module).read_text(), re.M)
+    lightest = min(parts.values(), key=lambda part: part[0])
+    lightest[1] += [f"{module}::{name}" for name in functions if name != "test_corpus_entry"]
+    return [(weight, ids) for weight, ids in parts.values()]
 
 
 def plan(shards: int, modules: list[str]) -> list[list[str]]:
     """Longest first, each to the lightest shard; empty shards are dropped. A module is one
-    piece, but test_corpus.py, which is four (corpus_parts)."""
+    piece, but test_corpus.py, which is one an exercise (corpus_parts)."""
     pieces = []
     for module in modules:
         if Path(module).name == "test_corpus.py" and shards > 1:
