@@ -163,10 +163,14 @@ def test_a_repetition_below_the_memory_floor_is_impossible():
 
 def test_work_the_events_did_not_see_shows_in_the_host_clock():
     # Host time far past the event time in most repetitions: work outside the timed kernel.
-    verdict = speed.judge(record(0.150, wall_extra=2.0), N, 1.0)
+    verdict = speed.judge(record(0.150, wall_extra=20.0), N, 1.0)
     assert not verdict.valid and "work the timed events did not see" in verdict.why, verdict
+    # A loaded host's late wake, as the H200 showed with the suite's other shards running (about
+    # 2 ms past every 0.18 ms launch): noise, not hidden work; the run counts.
+    verdict = speed.judge(record(0.180, wall_extra=2.3), N, 1.0)
+    assert verdict.valid and verdict.set_aside == 0, verdict
     # Host noise in one repetition of twelve: that one is set aside, the run counts.
-    extra = [0.02] * 14 + [5.0]
+    extra = [0.02] * 14 + [25.0]
     verdict = speed.judge(record(0.150, wall_extra=extra), N, 1.0)
     assert verdict.valid and verdict.set_aside == 1 and verdict.points == 1.0, verdict
     # A host time below the event time is a broken clock, set aside like noise.

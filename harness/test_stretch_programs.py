@@ -86,8 +86,17 @@ def stretch_build(tmp_path_factory) -> Path:
 
 def selected(request, test) -> list[dict]:
     """The parameters of this module's tests named `test` that this session runs (after -k and -m)."""
-    return [item.callspec.params for item in request.session.items
-            if item.module is request.module and item.originalname == test.__name__]
+    found = [item for item in request.session.items
+             if item.module is request.module and item.originalname == test.__name__]
+    return [item.callspec.params if hasattr(item, "callspec") else {} for item in found]
+
+
+def test_selected_reads_plain_and_parametrized_tests(request):
+    """The GPU fixtures ask `selected` about plain tests too (no callspec): on the H200 that once
+    errored every GPU test of this module, where a machine without a GPU skips them first."""
+    assert selected(request, test_selected_reads_plain_and_parametrized_tests) == [{}]
+    for params in selected(request, test_stretch_solutions_are_clean_under_compute_sanitizer):
+        assert set(params) == {"name", "tool"}, params
 
 
 @pytest.mark.cuda

@@ -34,7 +34,12 @@ from statistics import median
 from .gpu_plan import Reader
 
 FLOOR_MARGIN = 0.25  # faster than the copy by more than 1 / (1 - 0.25) = 1.33x: impossible
-WALL_SLACK_MS = 0.25
+# A device-wide synchronize on a loaded host wakes late: on the H200 machine with the suite's
+# other shards running (2026-12-04), every repetition's host time ran about 2 ms past an 0.18 ms
+# launch, and a slack of 0.25 ms set aside all 40 of an honest answer's. A kernel-only submission
+# cannot queue work on another stream (a device-side launch does not build without -rdc), so this
+# check is a backstop against gross hidden work: 10 ms, well above the host's noise.
+WALL_SLACK_MS = 10.0
 WALL_SLACK_FRACTION = 0.5
 MOST_SET_ASIDE = 0.25
 ZERO_AT = 3.0  # slower than 3x CUB's time scores 0

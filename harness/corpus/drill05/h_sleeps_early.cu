@@ -2,9 +2,12 @@
 // Launches 1 to 8 of a module (the timed task's warm-up and first measured repetitions)
 // spend about 2 ms in block 0 before scanning; later ones are the solution. The runner
 // counts at least 10 measured repetitions and keeps going while the times spread, and
-// the grade is the MEDIAN: slow early repetitions cannot make the kernel look faster.
-// Right verdict: PASS, with speed points no more than the solution's (manifest: speed =
-// "at_most_solution").
+// the grade is the MEDIAN: slow early repetitions cannot make the kernel look faster. On
+// the H200 (2026-12-04) 6 of its first 10 measured repetitions slept, their spread was nil,
+// so the count stopped there and the median is a sleeping one: 0.09x CUB at 2^26 (0 points,
+// a failed check) and 0.34x at 2^28. Skewing the count only made it slower.
+// Right verdict: FAIL (its speed at 2^26), with speed points no more than the solution's
+// (manifest: speed = "at_most_solution").
 
 #include <cuda/atomic>
 #include <cstddef>
