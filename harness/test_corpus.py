@@ -41,24 +41,19 @@ from pathlib import Path
 
 import pytest
 
-from scanlab import grading
+from scanlab import grading, registry
 from scanlab.paths import REPO
 
 CORPUS = REPO / "harness" / "corpus"
 GRADE = REPO / "harness" / "grade.py"
-EXERCISES = ("drill01", "drill02", "drill03", "day31", "drill05")
-STARTERS = {
-    "drill01": REPO / "exercises" / "01_exclusive_to_inclusive.cpp",
-    "drill02": REPO / "exercises" / "02_segmented_scan.cpp",
-    "drill03": REPO / "exercises" / "03_scan_analysis.md",
-    "day31": REPO / "exercises" / "day31_shift_then_scan.cu",
-    "drill05": REPO / "exercises" / "05_lookback_scan.cu",
-}
+EXERCISES = tuple(e for e in registry.EXERCISES if (CORPUS / e).is_dir())  # those the corpus holds
+STARTERS = {e: registry.EXERCISES[e].starter for e in EXERCISES}
 KINDS = ("correct", "wrong", "hostile")
 DEFAULT_SEED = 11
 # Generous: a grade of a well-behaved drill takes seconds; a hostile one may run into
 # several per-run limits (20 s wall each), and a Day 31 one into the GPU limit (60 s).
-GRADE_TIMEOUT_S = {"drill01": 600, "drill02": 600, "drill03": 120, "day31": 900, "drill05": 900}
+GRADE_TIMEOUT_S = {e: 900 if registry.EXERCISES[e].needs_gpu else 600 if registry.EXERCISES[e].runs_code else 120
+                   for e in EXERCISES}
 SPEED_NOISE = 0.1  # drill 05: how far two gradings of one file may differ in a speed check's points
 FORGED = {"score": 1000, "tests": []}
 # The grades this module runs draw their uids from a range of their own (SCANLAB_UID_RANGE, outside

@@ -129,10 +129,7 @@ def test_without_solutions_the_answers_are_not_required(tmp_path):
 # each stretch program) says so on its first line, `# per exercise`, and checks its keys against
 # the registry. A grader's own table of the functions behind the exercises it grades is its code.
 MANY = 3
-EXEMPT = {"scanlab/registry.py": "the registry", "test_registry.py": "this test",
-          # Being merged with harness/planted on its own branch (issue 24, point 4); drop this line
-          # once its EXERCISES and STARTERS come from the registry.
-          "test_corpus.py": "rewritten by the corpus merge"}
+EXEMPT = {"scanlab/registry.py": "the registry", "test_registry.py": "this test"}
 
 
 def exercise_names() -> dict[str, str]:

@@ -5,7 +5,7 @@
 
 At the top of the zip, as Gradescope requires: setup.sh and run_autograder (from
 harness/gradescope/). Then what grading needs: harness/ without its tests,
-planted/, corpus/ and caches, and exercises/ (the starters: graders learn an
+corpus/ and caches, and exercises/ (the starters: graders learn an
 exercise's maximum from its untouched starter). Never solutions/: grading must
 not need them, and the zip refuses any file whose bytes are a solution's.
 
@@ -43,7 +43,7 @@ FOLDERS = ("harness", "exercises")
 # Left out of harness/ and exercises/: tests and their data (planted mistakes, the corpus,
 # which holds correct submissions), caches, and anything a build or an editor leaves.
 EXCLUDED = ("harness/test_*.py", "harness/bench-class.py", "harness/conftest.py", "harness/pytest.ini",
-            "harness/requirements.txt", "harness/planted", "harness/corpus", "*/__pycache__", "*.pyc",
+            "harness/requirements.txt", "harness/corpus", "*/__pycache__", "*.pyc",
             "*/.pytest_cache", "*/.mypy_cache", "*~", "*.swp", "*/.DS_Store", "*.o", "*.fatbin")
 EXECUTABLE = {"setup.sh", "run_autograder", "harness/grade.py", "harness/gradescope/run_autograder.py",
               "harness/gradescope/make_autograder.py", "harness/gradescope/results_schema.py",

@@ -96,7 +96,7 @@ def harness_files() -> list[Path]:
     for path in sorted(HARNESS.rglob("*")):
         relative = path.relative_to(HARNESS)
         top = relative.parts[0]
-        if (not path.is_file() or top in {"corpus", "planted", "gradescope"} or "__pycache__" in relative.parts
+        if (not path.is_file() or top in {"corpus", "gradescope"} or "__pycache__" in relative.parts
                 or top.startswith(".") or path.name.startswith("test_") or path.suffix in {".md", ".pyc"}
                 or path.name in {"conftest.py", "pytest.ini", "requirements.txt", "grade.py"}
                 or path.name.endswith(".sh")):
