@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from scanlab.env import OUTER_RUN_VARIABLES
+
 REPO = Path(__file__).resolve().parent.parent
 SOLUTIONS = REPO / "solutions"
 SCRIPT = REPO / "harness" / "student-release.py"
@@ -78,11 +80,21 @@ def answers_in(text: str, where: str = "") -> list[str]:
 
 
 def run(command, cwd: Path, timeout: float = 600, **env) -> subprocess.CompletedProcess:
-    # A fresh make, as a student's: nothing of an outer `make test` (its MAKEFLAGS, its ARGS) leaks in.
-    outer = {"MAKEFLAGS", "MAKELEVEL", "MFLAGS", "MAKEOVERRIDES", "ARGS"}
+    # A fresh make, as a student's: nothing of an outer `make test` (its MAKEFLAGS, its ARGS, where it
+    # writes its results, its shards) leaks in. BUILD is each call's own (make_release passes it).
+    outer = {"MAKEFLAGS", "MAKELEVEL", "MFLAGS", *OUTER_RUN_VARIABLES}
     base = {k: v for k, v in os.environ.items() if k not in outer}
     return subprocess.run([str(c) for c in command], cwd=cwd, capture_output=True, text=True, timeout=timeout,
                           env={**base, **env})
+
+
+def test_a_make_the_tests_run_inherits_nothing_of_the_outer_make_test(tmp_path, monkeypatch):
+    """The release's own `make test` once wrote its JUnit over the outer sharded run's shard 0."""
+    monkeypatch.setenv("SCANLAB_RESULTS", str(tmp_path / "outer"))
+    monkeypatch.setenv("SCANLAB_SHARDS", "3")
+    monkeypatch.setenv("ARGS", "-k outer")
+    seen = run([sys.executable, "-c", "import os, json; print(json.dumps(dict(os.environ)))"], tmp_path)
+    assert not set(OUTER_RUN_VARIABLES) & set(json.loads(seen.stdout)), seen.stdout[:300]
 
 
 def describe(proc: subprocess.CompletedProcess) -> str:

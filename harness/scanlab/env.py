@@ -47,11 +47,16 @@ def oldest_python() -> str | None:
 # What `make` hands its recipes (the top Makefile exports BUILD and the architectures)
 # and what would steer a make run in another checkout into this one's build folder.
 MAKE_VARIABLES = ("BUILD", "SM_ARCH", "GPU_ARCH", "MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+# What the outer `make test` (harness/run-tests.sh) reads: a `make test` a test runs in another tree
+# must not inherit them, or it writes its JUnit and shard logs over the outer run's (seen 2026-12-04:
+# the release's own suite replaced shard 0's results of `SCANLAB_SHARDS=3 .ci/run`).
+OUTER_RUN_VARIABLES = ("ARGS", "SCANLAB_RESULTS", "SCANLAB_SHARDS", "MAKEOVERRIDES")
 
 
 def fresh_environ(**extra: str) -> dict[str, str]:
-    """os.environ without MAKE_VARIABLES, plus `extra`: for commands run in a clone."""
-    return {**{k: v for k, v in os.environ.items() if k not in MAKE_VARIABLES}, **extra}
+    """os.environ without MAKE_VARIABLES and OUTER_RUN_VARIABLES, plus `extra`: for commands run in a clone."""
+    dropped = {*MAKE_VARIABLES, *OUTER_RUN_VARIABLES}
+    return {**{k: v for k, v in os.environ.items() if k not in dropped}, **extra}
 
 
 def required() -> set[str]:
