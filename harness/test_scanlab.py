@@ -123,12 +123,14 @@ def test_one_warning_finder_reads_gcc_nvcc_and_the_nvcc_driver():
     assert compiler_warnings(output, about="sub.cpp") == [output.splitlines()[0]]
 
 
-# The host plumbing block at the end of every lesson file, of every traced twin, and of every
-# stretch drill's bench program (exercises/bench/): one text per language.
+# The host plumbing block at the end of every lesson file, of every traced twin, of every
+# stretch drill's bench program (exercises/bench/) and of the pipelined scan's two experiments
+# (solutions/experiments/): one text per language.
 STRETCH_BENCHES = [Path(e.file).stem for e in registry.EXERCISES.values() if e.stretch]  # exercises.toml
 FENCED = {"CUDA": ["day31-scan/scan.cu", "a05-scan/cuda/scan.cu", "a05-scan/cuda/compaction.cu",
                    "day31-scan/trace.cu", "a05-scan/cuda/trace.cu",
-                   *(f"exercises/bench/{name}_bench.cu" for name in STRETCH_BENCHES)],
+                   *(f"exercises/bench/{name}_bench.cu" for name in STRETCH_BENCHES),
+                   "solutions/experiments/ceiling.cu", "solutions/experiments/pipelined_bench.cu"],
           "HIP": ["a05-scan/hip/scan.cpp", "a05-scan/hip/compaction.cpp", "a05-scan/hip/trace.cpp",
                   *(f"exercises/bench/{name}_bench_hip.cpp" for name in STRETCH_BENCHES)]}
 

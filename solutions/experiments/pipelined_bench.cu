@@ -974,6 +974,12 @@ int main(int argc, char** argv) {
     return z ^ (z >> 31);
 }
 
+// A seed from the clock when --pattern random comes without --seed (the program prints it).
+[[maybe_unused]] static uint64_t clockSeed() {
+    uint64_t state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
+    return splitmix64(state) % 1000000;  // short enough to retype
+}
+
 // Whole decimal numbers only: "12abc", "-1", "" and overflow are all errors.
 [[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value) {
     if (text == nullptr || *text == '\0') return false;
@@ -999,6 +1005,54 @@ int main(int argc, char** argv) {
     std::exit(kExitUsage);
 }
 
+// A flag's whole-number value from `min` to `max` (a power of two where asked), or the
+// complaint (%s is the value) and status 2.
+[[maybe_unused]] static unsigned long long numberFlag(const std::string& v, unsigned long long min,
+                                                      unsigned long long max, bool power_of_two, const char* complaint) {
+    unsigned long long x = 0;
+    if (!parseUnsigned(v.c_str(), max, x) || x < min || (power_of_two && !isPowerOfTwo(x))) usageError(complaint, v.c_str());
+    return x;
+}
+
+// Which of `names` a flag's value is, by its index, or the complaint and status 2.
+[[maybe_unused]] static int choiceFlag(const std::string& v, const std::vector<std::string>& names, const char* complaint) {
+    for (size_t k = 0; k < names.size(); ++k) {
+        if (v == names[k]) return int(k);
+    }
+    usageError(complaint, v.c_str());
+}
+
+// The command line read against a table of flags, each {name, takes a value, what it sets},
+// in the order given: `--flag value` or `--flag=value`. --help (or -h) prints the usage and
+// exits 0; a flag not in the table, without its value, or with one it does not take, is a
+// usage error.
+template <typename Table>
+static void parseFlags(int argc, char** argv, const Table& flags) {
+    for (int a = 1; a < argc; ++a) {
+        std::string flag = argv[a];
+        std::string value;
+        const size_t eq = flag.find('=');
+        const bool has_value = flag.rfind("--", 0) == 0 && eq != std::string::npos;
+        if (has_value) {
+            value = flag.substr(eq + 1);
+            flag.resize(eq);
+        }
+        if (flag == "--help" || flag == "-h") {
+            printUsage(stdout);
+            std::exit(kExitPass);
+        }
+        auto known = std::begin(flags);
+        while (known != std::end(flags) && flag != known->name) ++known;
+        if (known == std::end(flags)) usageError("unknown argument '%s'", argv[a]);
+        if (has_value && !known->takes_value) usageError("%s takes no value", flag.c_str());
+        if (!has_value && known->takes_value) {
+            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
+            value = argv[++a];
+        }
+        known->set(value);
+    }
+}
+
 // One line and status 3 for every way of having no usable GPU.
 [[noreturn]] [[maybe_unused]] static void noGpu(const char* why, cudaError_t err) {
     std::fprintf(stderr, "%s: no usable GPU: %s (%s)\n", kProgram, why, cudaGetErrorName(err));
@@ -1012,6 +1066,18 @@ int main(int argc, char** argv) {
 }
 
 [[maybe_unused]] static std::string num(unsigned long long value) { return std::to_string(value); }
+
+// A float as the tables and mismatch lines print it: a whole number without a point.
+[[maybe_unused]] static std::string showValue(float v) {
+    char text[48];
+    if (v != v) return "nan";
+    if (v > -1e15f && v < 1e15f && v == float(int64_t(v))) {
+        std::snprintf(text, sizeof text, "%" PRId64, int64_t(v));
+    } else {
+        std::snprintf(text, sizeof text, "%g", double(v));
+    }
+    return text;
+}
 
 // Header, dashes, rows, blank line; columns two spaces apart and never empty, so
 // the harness reads them by header (scanlab.run.parse_table).
@@ -1073,6 +1139,14 @@ int main(int argc, char** argv) {
     return prop;
 }
 
+// Device memory for `count` elements of T (cudaMalloc aligns far past the 16 bytes of a vector load).
+template <typename T>
+static T* deviceArray(size_t count) {
+    T* p = nullptr;
+    CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
+    return p;
+}
+
 // Exact comparison of the first expected.size() elements (`actual` may be longer).
 // A NaN in `actual` (an element never written: see the poisoned outputs) counts as
 // a mismatch, since NaN equals nothing.
@@ -1092,7 +1166,8 @@ int main(int argc, char** argv) {
 }
 
 // Device events around each of `reps` repetitions, after `warmups` untimed runs; the
-// median is returned, in milliseconds. Nothing in `enqueue` may allocate or synchronise.
+// median is returned, in milliseconds, once the device is idle (so a fault in the timed
+// work fails here). Nothing in `enqueue` may allocate or synchronise.
 template <typename Enqueue>
 static float medianMs(int warmups, int reps, Enqueue&& enqueue) {
     cudaEvent_t start, stop;
@@ -1110,6 +1185,7 @@ static float medianMs(int warmups, int reps, Enqueue&& enqueue) {
     }
     CUDA_CHECK(cudaEventDestroy(start));
     CUDA_CHECK(cudaEventDestroy(stop));
+    CUDA_CHECK(cudaDeviceSynchronize());
     return median(ms);
 }
 
