@@ -37,14 +37,25 @@ def pytest_report_header(config):
     return lines
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """A test that asks for the builder is marked `builds` (before -m selects), like the ones that
+    compile a lesson program themselves: `-m "not builds"` leaves out every compile of a lesson."""
+    for item in items:
+        if "builder" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.builds)
+
+
 def pytest_collection_finish(session):
-    """Start every declared build now, so they compile while early tests run."""
+    """Start every declared build now, so they compile while early tests run: the BUILDS of each
+    module that has a selected test asking for the builder."""
     global _builder
     root = Path(session.config._tmp_path_factory.mktemp("builds"))
     _builder = Builder(root)
     seen = set()
-    for item in session.items:
-        module = getattr(item, "module", None)
+    modules = dict.fromkeys(getattr(item, "module", None) for item in session.items  # in the order of the tests
+                            if "builder" in getattr(item, "fixturenames", ()))
+    for module in modules:
         for program in getattr(module, "BUILDS", ()):
             if program not in seen and _builder.available(program):
                 seen.add(program)

@@ -293,6 +293,7 @@ def test_hipcc_builds_for_gfx90a_without_warnings(builder, program):
 
 
 @pytest.mark.hip
+@pytest.mark.builds
 def test_hipcc_leaves_nothing_in_the_temporary_folder(tmp_path):
     """Debian's hipcc leaves an empty <name>-XXXXXX folder in $TMPDIR at every compile; the
     harness gives it a folder of its own, removed after, so CI machines do not fill /tmp.
@@ -347,6 +348,7 @@ def make_hip(tmp_path, gpu_arch: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.hip
+@pytest.mark.builds
 def test_make_hip_builds_for_gfx90a_and_leaves_nothing_in_the_temporary_folder(tmp_path):
     env.require_hipcc()
     proc = make_hip(tmp_path, HIP_ARCH)
@@ -356,6 +358,7 @@ def test_make_hip_builds_for_gfx90a_and_leaves_nothing_in_the_temporary_folder(t
 
 
 @pytest.mark.hip
+@pytest.mark.builds
 def test_make_hip_for_gfx942_builds_or_says_which_rocm_it_needs(tmp_path):
     """MI300 needs ROCm 6.0 or newer; Debian's hipcc (HIP 5.2) does not know gfx942."""
     env.require_hipcc()

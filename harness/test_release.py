@@ -284,13 +284,29 @@ def test_release_make_run_passes_and_says_nothing_of_solutions(release, tmp_path
     assert re.fullmatch(r"make run: [1-9]\d* ran, 0 failed, \d+ skipped \(logs in .*\)", lines[-1]), describe(proc)
 
 
+# What the release writes itself rather than copying: every other file it shares with the
+# repository is the repository's, byte for byte (the next test counts on it).
+REWRITTEN = {"README.md": "harness/RELEASE-README.md", "harness/pytest.ini": "its deselections added"}
+
+
+def test_every_file_the_release_shares_with_the_repository_is_the_same_bytes(release):
+    out, _ = release
+    differ = [p.relative_to(out).as_posix() for p in sorted(out.rglob("*")) if p.is_file()
+              and p.relative_to(out).as_posix() not in REWRITTEN and (REPO / p.relative_to(out)).is_file()
+              and p.read_bytes() != (REPO / p.relative_to(out)).read_bytes()]
+    assert differ == [], f"the release changed these files it copies: {differ}"
+    assert (out / "day31-scan" / "scan.cu").is_file() and (out / "harness" / "test_a05_hip.py").is_file()
+
+
 @slow
 def test_release_make_test_passes_and_says_nothing_of_solutions(release):
     out, _ = release
     # The GPU suites are the main suite's to run: here they would only repeat it on the GPU
-    # runner (on a machine without a GPU they skip either way).
+    # runner (on a machine without a GPU they skip either way). So would the lesson builds
+    # (marked `builds`): the release's sources are the repository's bytes (the test above), which
+    # the main suite builds; what this run adds is the release's own tree, tools and test modules.
     proc = run(["make", "test", f"PYTHON={sys.executable}"], out, timeout=1200,
-               PYTEST_ADDOPTS='-p no:cacheprovider -m "not gpu and not triton"')
+               PYTEST_ADDOPTS='-p no:cacheprovider -m "not gpu and not triton and not builds"')
     assert proc.returncode == 0, describe(proc)
     assert "solution" not in (proc.stdout + proc.stderr).lower(), describe(proc)
     # pytest's closing line (under an outer make, make's own "Leaving directory" lines follow it)

@@ -41,36 +41,36 @@ namespace {
 
 using scanlab_io::Guarded;
 
-void readInto(scanlab_io::Reader& reader, Guarded& array, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) array[i] = reader.next();
-}
+void readInto(scanlab_io::Reader& reader, Guarded& array, std::size_t n) { reader.read(array.data(), n); }
 
-std::vector<long long> run(const char* mode, const char* input_path) {
+// One case's dump: the arrays the function was given, then what it wrote (its output array or
+// its total), each array with its guard words, as pieces (no copy into one vector).
+std::vector<std::vector<long long>> run(const char* mode, const char* input_path) {
     scanlab_io::Reader reader(scanlab_io::readWords(input_path), input_path);
     const std::size_t n = reader.size();
-    std::vector<long long> words;
+    std::vector<std::vector<long long>> dump;
     if (std::strcmp(mode, "e2i") == 0) {
         Guarded in(n), excl(n), incl(n);
         readInto(reader, in, n);
         readInto(reader, excl, n);
         ::exclusive_to_inclusive(in.data(), excl.data(), incl.data(), n);
-        for (const Guarded* a : {&in, &excl, &incl}) scanlab_io::append(words, a->storage());
+        for (Guarded* a : {&in, &excl, &incl}) dump.push_back(a->take());
     } else if (std::strcmp(mode, "i2e") == 0) {
         Guarded incl(n), excl(n);
         readInto(reader, incl, n);
         ::inclusive_to_exclusive(incl.data(), excl.data(), n);
-        for (const Guarded* a : {&incl, &excl}) scanlab_io::append(words, a->storage());
+        for (Guarded* a : {&incl, &excl}) dump.push_back(a->take());
     } else if (std::strcmp(mode, "total") == 0) {
         Guarded in(n), excl(n);
         readInto(reader, in, n);
         readInto(reader, excl, n);
         const long long total = ::total_from_exclusive(in.data(), excl.data(), n);
-        for (const Guarded* a : {&in, &excl}) scanlab_io::append(words, a->storage());
-        words.push_back(total);
+        for (Guarded* a : {&in, &excl}) dump.push_back(a->take());
+        dump.push_back({total});
     } else {
         scanlab_io::fail("unknown mode (e2i, i2e, total):", mode);
     }
-    return words;
+    return dump;
 }
 
 }  // namespace

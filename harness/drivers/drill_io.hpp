@@ -19,6 +19,7 @@
 #ifndef SCANLAB_DRILL_IO_HPP
 #define SCANLAB_DRILL_IO_HPP
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -57,7 +58,16 @@ inline void installOutOfMemoryHandler() { std::set_new_handler(outOfMemory); }
 inline std::vector<long long> readWords(const char* path) {
     std::FILE* f = std::fopen(path, "rb");
     if (f == nullptr) fail("cannot open", path);
+    // One read of the whole file into storage of its size (growing a vector chunk by chunk
+    // costs more in page faults than the reading); whatever follows (a file that grew) is read too.
     std::vector<long long> words;
+    long size = -1;
+    if (std::fseek(f, 0, SEEK_END) == 0) size = std::ftell(f);
+    std::rewind(f);
+    if (size > 0) {
+        words.resize(std::size_t(size) / sizeof(long long));
+        words.resize(std::fread(words.data(), sizeof(long long), words.size(), f));
+    }
     long long buffer[4096];
     std::size_t got = 0;
     while ((got = std::fread(buffer, sizeof(long long), 4096, f)) > 0) words.insert(words.end(), buffer, buffer + got);
@@ -74,16 +84,25 @@ inline std::vector<long long> readWords(const char* path) {
 // remove(): a link planted at the path is never followed.
 class Results {
 public:
-    void add(const std::vector<long long>& dump) {
-        words_.push_back((long long)dump.size());
-        words_.insert(words_.end(), dump.begin(), dump.end());
+    void add(std::vector<long long> dump) {
+        dumps_.emplace_back();
+        dumps_.back().push_back(std::move(dump));
     }
+    // One case's dump given as pieces written one after another (no copy into one vector).
+    void add(std::vector<std::vector<long long>> pieces) { dumps_.push_back(std::move(pieces)); }
 
     [[noreturn]] void writeAndExit(const char* path) const {
         std::remove(path);
         std::FILE* f = std::fopen(path, "wbx");
         if (f == nullptr) fail("cannot create", path);
-        const bool ok = std::fwrite(words_.data(), sizeof(long long), words_.size(), f) == words_.size();
+        bool ok = true;
+        for (const std::vector<std::vector<long long>>& pieces : dumps_) {
+            long long count = 0;
+            for (const std::vector<long long>& piece : pieces) count += (long long)piece.size();
+            ok = ok && std::fwrite(&count, sizeof count, 1, f) == 1;
+            for (const std::vector<long long>& piece : pieces)
+                ok = ok && std::fwrite(piece.data(), sizeof(long long), piece.size(), f) == piece.size();
+        }
         if (std::fclose(f) != 0 || !ok) fail("cannot write", path);
         std::fflush(stdout);
         std::fflush(stderr);
@@ -91,7 +110,7 @@ public:
     }
 
 private:
-    std::vector<long long> words_;
+    std::vector<std::vector<std::vector<long long>>> dumps_;  // per case, its pieces
 };
 
 // Reads words in order from an input file; running past the end is a driver error.
@@ -101,6 +120,11 @@ public:
     long long next() {
         if (at_ >= words_.size()) fail("input file is too short:", path_);
         return words_[at_++];
+    }
+    void read(long long* out, std::size_t n) {  // the next n words, at once
+        if (words_.size() - at_ < n) fail("input file is too short:", path_);
+        std::copy(words_.begin() + std::ptrdiff_t(at_), words_.begin() + std::ptrdiff_t(at_ + n), out);
+        at_ += n;
     }
     std::size_t size() {
         const long long v = next();
@@ -124,6 +148,7 @@ public:
     long long& operator[](std::size_t i) { return data()[i]; }
     // The whole storage, guards included: what the grader compares.
     const std::vector<long long>& storage() const { return storage_; }
+    std::vector<long long> take() { return std::move(storage_); }  // the storage, for the results
 
 private:
     std::vector<long long> storage_;

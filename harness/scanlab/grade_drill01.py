@@ -161,6 +161,17 @@ def drill01_input(mode: str, case: Case01) -> bytes:
     return words.tobytes()
 
 
+@lru_cache(maxsize=1)
+def drill01_prepared(seed: int) -> tuple[dict[str, list[bytes]], dict[str, list[array]]]:
+    """A seed's input files (mode -> one per case) and the dumps of a right run (right_dump01), made
+    once per seed like its cases: a class shares them (its workers fork from the process that made
+    them), so a grade spends nothing on them. Read-only."""
+    cases = drill01_cases(seed)
+    inputs = {mode: [drill01_input(mode, case) for case in cases] for mode in ("e2i", "i2e")}
+    inputs["total"] = inputs["e2i"]  # the same arrays: in and excl
+    return inputs, {mode: [right_dump01(mode, case) for case in cases] for mode in DRILL01_INPUTS}
+
+
 def right_dump01(mode: str, case: Case01) -> array:
     """The dump of a run that read its inputs only, wrote every output slot right and nothing else:
     a run whose dump equals it word for word passes without further judging."""
@@ -404,15 +415,14 @@ def grade_drill01(submission: Path, workdir: Path, seed: int, timeout: float,
     with ThreadPoolExecutor(max_workers=1) as background:  # the inputs are made while the compiler works
         building = background.submit(build_submission, "drill01", submission, workdir)
         cases = drill01_cases(seed)
-        inputs = {mode: [drill01_input(mode, case) for case in cases] for mode in ("e2i", "i2e")}
-        inputs["total"] = inputs["e2i"]  # the same arrays: in and excl
+        inputs, right = drill01_prepared(seed)
         jobs = [Job(check, number, mode, drill01_output_words(mode, len(case.values)), inputs[mode][number])
                 for check, (mode, _) in DRILL01_CHECKS.items() for number, case in enumerate(cases)]
         linked = building.result()
     if not builds_check(report, linked, list(DRILL01_CHECKS)):
         return report
     runs = run_jobs(linked.exe, jobs, timeout)
-    del jobs, inputs  # tens of MiB: not kept while the dumps are judged
+    del jobs
     note_dropped(report, runs.values())
 
     for check, (mode, out_name) in DRILL01_CHECKS.items():
@@ -430,7 +440,7 @@ def grade_drill01(submission: Path, workdir: Path, seed: int, timeout: float,
                     failures[-1].in_words += not_run
                     break
                 continue
-            if ran.words == right_dump01(mode, case):
+            if ran.words == right[mode][number]:
                 continue
             failure = judge_case(mode, out_name, case, ran.words, len(failures) < MAX_CASES_SHOWN)
             if failure is not None:  # only the shown ones get a diagnosis

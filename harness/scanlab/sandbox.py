@@ -764,15 +764,15 @@ class Sandbox:
             if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
                 return None
             chunks, total = [], 0
-            while True:
-                chunk = os.read(fd, 1 << 20)
+            while True:  # the first read asks for the whole file and one byte more: one copy, no join
+                chunk = os.read(fd, max(1 << 20, min(info.st_size, limit) + 1 - total))
                 if not chunk:
                     break
                 total += len(chunk)
                 if total > limit:
                     return None
                 chunks.append(chunk)
-            return b"".join(chunks)
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
         finally:
             os.close(fd)
 

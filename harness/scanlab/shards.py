@@ -16,31 +16,50 @@ counts as `DEFAULT`. Only the balance depends on them, never what runs.
 from __future__ import annotations
 
 import re
+import shutil
 import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 HARNESS = Path(__file__).resolve().parent.parent
 DEFAULT = 10
-# Seconds per module in the strict suite on the H200 machine, 2026-12-04 (JUnit times of a
-# five-shard .ci/gpu run, builds not counted); test_stretch_programs.py since runs its builds and
-# its GPU runs side by side (estimated).
+# Seconds per module in the strict suite, per kind of machine (a module not listed counts as
+# DEFAULT). "gpu": the H200 machine (16 cores), 2026-12-04 (JUnit times of a five-shard .ci/gpu
+# run, builds not counted; test_stretch_programs.py since runs its builds and its GPU runs side by
+# side, estimated). "cpu": a 2-core machine without a GPU (three-shard CI=true .ci/run, 2026-12-04,
+# after the release's make test left out the lesson builds), where the GPU tests skip.
 WEIGHTS = {
-    "test_stretch_programs.py": 260, "test_release.py": 220, "test_day31_exercise.py": 150, "test_class.py": 140,
-    "test_stretch.py": 135, "test_gradescope.py": 115, "test_colab.py": 110, "test_a05_cuda.py": 70,
-    "test_drills.py": 60, "test_day31.py": 50, "test_tools.py": 45, "test_triton.py": 30, "test_course_mode.py": 30,
-    "test_a05_hip.py": 30, "test_sandbox.py": 25, "test_trace.py": 20, "test_speed.py": 120,
+    "gpu": {
+        "test_stretch_programs.py": 260, "test_release.py": 220, "test_day31_exercise.py": 150, "test_class.py": 140,
+        "test_stretch.py": 135, "test_gradescope.py": 115, "test_colab.py": 110, "test_a05_cuda.py": 70,
+        "test_drills.py": 60, "test_day31.py": 50, "test_tools.py": 45, "test_triton.py": 30, "test_course_mode.py": 30,
+        "test_a05_hip.py": 30, "test_sandbox.py": 25, "test_trace.py": 20, "test_speed.py": 120,
+    },
+    "cpu": {
+        "test_stretch_programs.py": 275, "test_class.py": 200, "test_gradescope.py": 190, "test_release.py": 75,
+        "test_drills.py": 70, "test_a05_hip.py": 55, "test_stretch.py": 55, "test_course_mode.py": 50,
+        "test_a05_cuda.py": 45, "test_day31_exercise.py": 45, "test_speed.py": 40, "test_grade_cli.py": 35,
+        "test_sandbox.py": 28, "test_day31.py": 27, "test_tools.py": 26, "test_docs.py": 14, "test_gpu_plan.py": 6,
+        "test_trace.py": 6, "test_registry.py": 2, "test_ci.py": 2, "test_scanlab.py": 2, "test_triton.py": 1,
+        "test_colab.py": 1,
+    },
 }
-# test_corpus.py (about 500 s) is one test path but several shards' work: each exercise's entries
-# are a part of their own (a list of node ids), weighed by what an entry costs on the H200
-# (a GPU exercise's grade and its follow-up about 14 s, a CPU one's about 4 s); the rest of the
-# module's tests go with the lightest part.
-CORPUS_ENTRY_S = {True: 14, False: 4}
+# test_corpus.py (about 500 s) is one test path but several shards' work: each exercise's entries of
+# each kind are a part of their own (a list of node ids), weighed by what an entry costs: on the H200
+# a GPU exercise's grade and its follow-up about 14 s, a CPU one's about 4 s; on a 2-core machine a
+# CPU exercise's about 5 s, and a GPU exercise's entries skip. The module's other tests go with the
+# lightest part.
+CORPUS_ENTRY_S = {"gpu": {True: 14, False: 4}, "cpu": {True: 0.1, False: 5}}
 
 
-def corpus_parts(module: str) -> list[tuple[int, list[str]]]:
-    """test_corpus.py as (weight, node ids) parts: one per exercise in the manifest, and its other
-    test functions with the lightest."""
+def machine() -> str:
+    """ "gpu" where an NVIDIA driver is installed, else "cpu": which weights balance the shards."""
+    return "gpu" if shutil.which("nvidia-smi") else "cpu"
+
+
+def corpus_parts(module: str, kind: str) -> list[tuple[float, list[str]]]:
+    """test_corpus.py as (weight, node ids) parts: one per exercise and kind of entry in the manifest,
+    and its other test functions with the lightest."""
     try:
         import tomllib
     except ImportError:  # Python 3.9 and 3.10
@@ -50,10 +69,10 @@ def corpus_parts(module: str) -> list[tuple[int, list[str]]]:
 
     with open(HARNESS / "corpus" / "manifest.toml", "rb") as f:
         entries = tomllib.load(f)["submission"]
-    parts: dict[str, list] = {}
+    parts: dict[tuple[str, str], list] = {}
     for entry in entries:
-        part = parts.setdefault(entry["exercise"], [0, []])
-        part[0] += CORPUS_ENTRY_S[entry["exercise"] in registry.NEEDS_GPU]
+        part = parts.setdefault((entry["exercise"], entry["kind"]), [0, []])
+        part[0] += CORPUS_ENTRY_S[kind][entry["exercise"] in registry.NEEDS_GPU]
         part[1].append(f"{module}::test_corpus_entry[{entry['exercise']}-{Path(entry['file']).stem}]")
     functions = re.findall(r"^def (test_\w+)\(", (HARNESS.parent / module).read_text(), re.M)
     lightest = min(parts.values(), key=lambda part: part[0])
@@ -61,15 +80,17 @@ def corpus_parts(module: str) -> list[tuple[int, list[str]]]:
     return [(weight, ids) for weight, ids in parts.values()]
 
 
-def plan(shards: int, modules: list[str]) -> list[list[str]]:
+def plan(shards: int, modules: list[str], kind: str | None = None) -> list[list[str]]:
     """Longest first, each to the lightest shard; empty shards are dropped. A module is one
-    piece, but test_corpus.py, which is one an exercise (corpus_parts)."""
+    piece, but test_corpus.py, which is one an exercise and kind of entry (corpus_parts). `kind`:
+    the machine's weights ("gpu" or "cpu"; by default this machine's)."""
+    kind = kind or machine()
     pieces = []
     for module in modules:
         if Path(module).name == "test_corpus.py" and shards > 1:
-            pieces += corpus_parts(module)
+            pieces += corpus_parts(module, kind)
         else:
-            pieces.append((WEIGHTS.get(Path(module).name, DEFAULT), [module]))
+            pieces.append((WEIGHTS[kind].get(Path(module).name, DEFAULT), [module]))
     loads = [[0, []] for _ in range(max(1, shards))]
     for weight, names in sorted(pieces, key=lambda piece: (-piece[0], piece[1])):
         lightest = min(loads, key=lambda load: load[0])
