@@ -2,6 +2,7 @@
 #
 #   make run                              build and run every lesson program this machine can run
 #   make test                             the pytest harness (makes .venv/ first if pytest is missing)
+#   make test-full                        make test and the exhaustive tests it skips (before a release)
 #   make help                             this list
 #
 #   make cuda [SM_ARCH="sm_75 sm_90"]     build the CUDA programs and their traced twins (default: T4 and Hopper)
@@ -44,7 +45,7 @@ NVCCFLAGS ?= -std=c++17 -O3 -lineinfo -Xcompiler -Wall,-Wextra
 DAY31 := $(BUILD)/day31-scan/scan
 DAY31_TRACE := $(BUILD)/day31-scan/trace
 
-.PHONY: all help run run-cuda run-hip cuda hip test sanitize exercises solutions autograder student-release clean \
+.PHONY: all help run run-cuda run-hip cuda hip test sanitize exercises solutions autograder student-release clean test-full \
         need-nvcc FORCE
 
 all: cuda
@@ -88,6 +89,11 @@ run:
 # this Makefile exports (BUILD would send their builds here).
 test:
 	@env -u BUILD -u SM_ARCH -u GPU_ARCH -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(TOP)/harness/run-tests.sh
+
+# make test and the exhaustive tests (marked `full`: more knob combinations of programs the
+# default suite builds once), which make test skips saying so; before a release.
+test-full:
+	@env -u BUILD -u SM_ARCH -u GPU_ARCH -u MAKEFLAGS -u MFLAGS -u MAKELEVEL SCANLAB_FULL=1 $(TOP)/harness/run-tests.sh
 
 # Small sizes: racecheck is slow and the race shows at any size above one warp.
 # The first run is meant to report hazards (the in-place race); the other two must

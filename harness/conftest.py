@@ -94,7 +94,9 @@ def sanitizer():
 
 
 def pytest_runtest_setup(item):
-    """Markers carry their requirement: `cuda` needs nvcc, `gpu` an NVIDIA GPU."""
+    """Markers carry their requirement: `cuda` needs nvcc, `gpu` an NVIDIA GPU, `full` make test-full."""
+    if item.get_closest_marker("full") and not env.full():
+        pytest.skip("exhaustive: make test-full runs it (SCANLAB_FULL=1)")
     if item.get_closest_marker("cuda"):
         env.require_nvcc()
     if item.get_closest_marker("gpu"):

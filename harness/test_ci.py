@@ -161,3 +161,19 @@ def test_shards_run_every_module_once_merge_their_results_and_fail_loudly(fake_p
 
     proc, calls = fake_pytest(["harness/run-tests.sh"], SCANLAB_SHARDS="two")
     assert proc.returncode == 2 and not calls and "SCANLAB_SHARDS must be a positive whole number" in proc.stderr
+
+
+def test_make_test_skips_the_exhaustive_tests_and_make_test_full_runs_them(monkeypatch):
+    """`full` tests (another knob combination of a program make test builds once) skip under
+    make test, saying so; make test-full sets SCANLAB_FULL=1, which runs them."""
+    from scanlab import env
+
+    recipe = re.search(r"^test-full:\n\t(.*)$", (REPO / "Makefile").read_text(), re.M)
+    assert recipe and "SCANLAB_FULL=1" in recipe.group(1) and "harness/run-tests.sh" in recipe.group(1)
+    for value, full in (("", False), ("0", False), ("1", True)):
+        monkeypatch.setenv("SCANLAB_FULL", value)
+        assert env.full() is full, value
+    monkeypatch.delenv("SCANLAB_FULL")
+    assert not env.full()
+    ini = (REPO / "harness" / "pytest.ini").read_text()
+    assert re.search(r"^\s+full: .*make test-full", ini, re.M), ini

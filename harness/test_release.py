@@ -143,19 +143,20 @@ def plant_notebook(path: Path) -> None:
     path.write_text(json.dumps(notebook, indent=1))
 
 
-@slow
-@pytest.mark.parametrize("plant", [*PLANTS, "notebook"])
-def test_the_release_check_refuses_an_answer_in_any_spelling(release, tmp_path, plant):
-    """Each file of a copy of the release gets one planted answer; the script's check must name the file."""
+NOTEBOOK_PLANT = ("harness/colab/scan-lab.ipynb", {"hs_avg_utilisation_pct_1024", "bl_adds_512", "bl_adds_300"})
+
+
+@pytest.fixture(scope="module")
+def planted_release(release, tmp_path_factory) -> list[str]:
+    """A copy of the release with every plant in its own file, and what the script's check found
+    there: one copy and one search for all of them (each test below reads its file's lines)."""
     out, _ = release
-    copy = tmp_path / "release"
+    copy = tmp_path_factory.mktemp("planted") / "release"
     shutil.copytree(out, copy)
-    if plant == "notebook":
-        shown, slots = "harness/colab/scan-lab.ipynb", {"hs_avg_utilisation_pct_1024", "bl_adds_512", "bl_adds_300"}
-        plant_notebook(copy / shown)
-    else:
-        shown, text, slot = PLANTS[plant]
-        slots = {slot}
+    files = [shown for shown, _, _ in PLANTS.values()] + [NOTEBOOK_PLANT[0]]
+    assert len(set(files)) == len(files), "two plants in one file: each must be found in its own"
+    plant_notebook(copy / NOTEBOOK_PLANT[0])
+    for shown, text, _ in PLANTS.values():
         path = copy / shown
         if path.suffix == ".svg":
             data = path.read_text()
@@ -163,11 +164,20 @@ def test_the_release_check_refuses_an_answer_in_any_spelling(release, tmp_path, 
         else:
             path.write_text(path.read_text() + text)
     script = release_script()
-    found = script.leaks(copy, {}, script.drill03_answers(SOLUTIONS))
+    return script.leaks(copy, {}, script.drill03_answers(SOLUTIONS))
+
+
+@slow
+@pytest.mark.parametrize("plant", [*PLANTS, "notebook"])
+def test_the_release_check_refuses_an_answer_in_any_spelling(planted_release, plant):
+    """Each planted answer is found in its file, under its own slot, and nothing else is."""
+    shown, slots = NOTEBOOK_PLANT if plant == "notebook" else (PLANTS[plant][0], {PLANTS[plant][2]})
+    found = [line for line in planted_release if line.startswith(shown)]
     assert found, f"{plant}: nothing found"
-    assert all(line.startswith(shown) for line in found), found
     named = {re.search(r"answer (\w+) = ", line)[1] for line in found}
     assert named == slots, found
+    planted = {NOTEBOOK_PLANT[0], *(shown for shown, _, _ in PLANTS.values())}
+    assert all(any(line.startswith(f) for f in planted) for line in planted_release), planted_release
 
 
 @slow

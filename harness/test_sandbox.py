@@ -297,7 +297,7 @@ def test_a_compiler_out_of_memory_or_killed_is_named_not_internal():
 
     gcc_cpu = ("g++: internal compiler error: CPU time limit exceeded signal terminated program cc1plus\n"
                "Please submit a full bug report, with preprocessed source.")
-    assert compiler_limit(gcc_cpu, COMPILE_LIMITS) == "compile CPU time limit 10 s exceeded (cc1plus)"
+    assert compiler_limit(gcc_cpu, COMPILE_LIMITS) == "compile CPU time limit 5 s exceeded (cc1plus)"
     assert compiler_limit("cc1plus: out of memory allocating 65536 bytes after a total of 2147000000 bytes",
                           COMPILE_LIMITS) == "the compiler ran out of its 2 GiB memory limit"
     assert compiler_limit("g++: fatal error: File size limit exceeded signal terminated program as",

@@ -59,6 +59,11 @@ def fresh_environ(**extra: str) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if k not in dropped}, **extra}
 
 
+def full() -> bool:
+    """`make test-full` (SCANLAB_FULL=1): the exhaustive tests (marked `full`) run too."""
+    return os.environ.get("SCANLAB_FULL", "") not in ("", "0")
+
+
 def required() -> set[str]:
     names = {x.strip() for x in os.environ.get("SCANLAB_REQUIRE", "").split(",") if x.strip()}
     unknown = names - set(KNOWN_REQUIREMENTS) - {"all"}

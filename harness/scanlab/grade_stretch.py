@@ -677,9 +677,11 @@ def compile_device(submission: Path, wrapper) -> tuple[bytes | None, str]:
     return fatbin, why
 
 
-def _compile_device(submission: Path, wrapper, want_ptx: bool) -> tuple[bytes | None, str, str | None]:
+def _compile_device(submission: Path, wrapper, want_ptx: bool,
+                    ptx_only: bool = False) -> tuple[bytes | None, str, str | None]:
     """compile_device's (fatbin, why), and with want_ptx the PTX of the same code for the newest
-    architecture the fatbin carries (None when that compile failed; why then says so)."""
+    architecture the fatbin carries (None when that compile failed; why then says so). ptx_only:
+    the PTX compile alone (no fatbin: None), for the tests of the rules that read the PTX."""
     from .grade_day31 import _compiler_messages, outside_includes, scratch_name
     from .gpu_plan import HarnessBuildError
 
@@ -695,18 +697,20 @@ def _compile_device(submission: Path, wrapper, want_ptx: bool) -> tuple[bytes | 
     with Sandbox(gpu=False) as box:
         box.put(name, data)
         box.put(WRAPPER, wrapper(name).encode())
-        outcome = box.run([nvcc, *DEVICE_FLAGS, *cuda_gencode(), "-MD", "-MF", DEPENDENCIES, "-o", MODULE, WRAPPER],
-                          NVCC_COMPILE_LIMITS)
-        fatbin = box.get(MODULE) if outcome.ok else None
-        if not fatbin:
-            return None, _compiler_messages(outcome), None
-        deps = box.get(DEPENDENCIES)
-        outside = outside_includes(deps.decode("utf-8", "replace"), box.scratch) if deps else ["(unknown)"]
-        if outside:
-            return None, (f"your file includes {outside[0]}: a submission is one file, and may include the "
-                          "system's and CUDA's headers only."), None
-        if not want_ptx:
-            return fatbin, "", None
+        fatbin = None
+        if not ptx_only:
+            outcome = box.run([nvcc, *DEVICE_FLAGS, *cuda_gencode(), "-MD", "-MF", DEPENDENCIES, "-o", MODULE,
+                               WRAPPER], NVCC_COMPILE_LIMITS)
+            fatbin = box.get(MODULE) if outcome.ok else None
+            if not fatbin:
+                return None, _compiler_messages(outcome), None
+            deps = box.get(DEPENDENCIES)
+            outside = outside_includes(deps.decode("utf-8", "replace"), box.scratch) if deps else ["(unknown)"]
+            if outside:
+                return None, (f"your file includes {outside[0]}: a submission is one file, and may include the "
+                              "system's and CUDA's headers only."), None
+            if not want_ptx:
+                return fatbin, "", None
         newest = [flag for flag in cuda_gencode() if flag.startswith("arch=")][-1].split("code=")[-1]
         outcome = box.run([nvcc, *DEVICE_FLAGS[:-1], "-ptx", f"-arch={newest}", "-o", PTX, WRAPPER], NVCC_COMPILE_LIMITS)
         ptx = box.get(PTX, limit=PTX_LIMIT_BYTES) if outcome.ok else None

@@ -87,9 +87,9 @@ class Limits:
 
 # Measured (2026-12, 2 cores): the slowest correct submission compiles in 0.5 s with g++ (drill 02,
 # preprocessed and compiled) and in 10 s with nvcc (drill 05's answer, sm_75 + sm_90 + PTX); the
-# limits leave a margin of 20x and 4-6x for a loaded class machine. Memory: cc1plus peaks under
+# limits leave a margin of 10x (30x of wall) and 4-6x for a loaded class machine. Memory: cc1plus peaks under
 # 100 MB, nvcc's cicc under 700 MB (RLIMIT_AS counts address space, so nvcc gets more).
-COMPILE_LIMITS = Limits(cpu_s=10, wall_s=20, memory_bytes=2 << 30, processes=32, compiler=True)
+COMPILE_LIMITS = Limits(cpu_s=5, wall_s=15, memory_bytes=2 << 30, processes=32, compiler=True)
 NVCC_COMPILE_LIMITS = Limits(cpu_s=40, wall_s=60, memory_bytes=4 << 30, processes=32, compiler=True)
 GPU_LIMITS = Limits(cpu_s=60, wall_s=60, memory_bytes=None, processes=64)
 # The scratch folder of a sandbox, where its runs write: a tmpfs of this size (mounted by the grader
@@ -112,7 +112,7 @@ def _seconds(s: float) -> str:
 
 
 def _limit_text(which: str, limits: Limits, by: str = "") -> str:
-    """The words a report uses for a limit hit: "compile CPU time limit 10 s exceeded (cc1plus)"."""
+    """The words a report uses for a limit hit: "compile CPU time limit 5 s exceeded (cc1plus)"."""
     what = {"cpu": f"CPU time limit {_seconds(limits.cpu_s)} exceeded",
             "file": f"file size limit {_size(limits.file_bytes)} exceeded",
             "memory": f"memory limit {_size(limits.memory_bytes or 0)} exceeded"}[which]
