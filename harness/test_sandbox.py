@@ -325,3 +325,47 @@ def test_no_uid_is_handed_out_twice_and_partial_runs_leave_nothing_in_tmp(monkey
             assert out.stdout.strip() == str(box.scratch)  # temporaries go to the scratch, not /tmp
         assert not os.path.exists(marker) and not os.path.exists(marker + ".d")
     assert len(set(seen)) == len(seen)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a uid of its own per run needs root")
+def test_two_graders_on_one_machine_never_hold_the_same_uid(tmp_path):
+    """Another process (a second grade.py, a shard of the same class, a test) that holds a uid in an
+    open sandbox keeps it from this one, though no process of that uid is running: two holders would
+    share its scratch folders and sweep each other's runs. The claim goes when its holder does.
+    (A process's first sandbox also probes bubblewrap, with a uid of its own: each needs two.)"""
+    lo = 700_000 + (os.getpid() % 100) * 10  # uids of this test's own
+    ready = tmp_path / "ready"
+
+    def grader(uids: list[int], *hold: str) -> list[str]:
+        """A process whose sandbox draws from `uids` (the probe first); with `hold`, it keeps the
+        sandbox open and writes its uid there."""
+        script = ("import sys, time; sys.path.insert(0, sys.argv[1])\n"
+                  "from pathlib import Path\n"
+                  "from scanlab import sandbox\n"
+                  f"sandbox.UID_RANGE = {uids}\n"
+                  "with sandbox.Sandbox() as box:\n"
+                  "    print(box.uid, flush=True)\n"
+                  "    if len(sys.argv) > 2:\n"
+                  "        Path(sys.argv[2]).write_text(str(box.uid))\n"
+                  "        time.sleep(60)\n")
+        return [sys.executable, "-c", script, str(REPO / "harness"), *hold]
+
+    def run(uids: list[int]) -> subprocess.CompletedProcess:
+        return subprocess.run(grader(uids), capture_output=True, text=True, timeout=60)
+
+    holder = subprocess.Popen(grader([lo, lo + 1], str(ready)), stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while not ready.exists() and time.monotonic() < deadline and holder.poll() is None:
+            time.sleep(0.05)
+        held = int(ready.read_text())
+        assert held in (lo, lo + 1) and not processes_of(held)  # nothing runs as it: only the claim keeps it
+        short = run([held, lo + 2])  # the probe takes lo + 2; nothing is left for the sandbox
+        assert short.returncode != 0 and "no sandbox uid left" in short.stderr, short.stdout + short.stderr
+        three = run([held, lo + 2, lo + 3])
+        assert three.returncode == 0 and int(three.stdout.split()[0]) in (lo + 2, lo + 3), three.stdout + three.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    after = run([held, lo + 2])  # its holder is gone: both are free again
+    assert after.returncode == 0 and int(after.stdout.split()[0]) in (held, lo + 2), after.stdout + after.stderr

@@ -233,11 +233,11 @@ def _probe(gpu: bool) -> tuple[str, str]:
     if bw is not None:
         # Ask bubblewrap for a real run, as the graders will use it.
         with tempfile.TemporaryDirectory(prefix="scanlab-probe-") as tmp:
+            uid = None
             try:
                 uid = _free_uid() if root else os.geteuid()
                 if root:
                     os.chown(tmp, uid, uid)
-                    _release_uid(uid)  # /usr/bin/true leaves nothing behind
                 program = seccomp_program(gpu)
                 fds = [_memfd("scanlab-seccomp", program)] if program else []
                 argv = _bwrap_argv(bw[0], Path(tmp), uid, gpu, ["/usr/bin/true"], root,
@@ -259,6 +259,9 @@ def _probe(gpu: bool) -> tuple[str, str]:
                 reason = why[-1] if why else f"exit status {proc.returncode}"
             except (OSError, subprocess.TimeoutExpired) as exc:
                 reason = str(exc)
+            finally:
+                if root and uid is not None:
+                    _release_uid(uid)  # /usr/bin/true leaves nothing behind
         fallback = f"bubblewrap could not start a sandbox here ({reason})"
     else:
         fallback = "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
@@ -513,30 +516,61 @@ def kill_uid(uid: int, rounds: int = 50) -> None:
 
 _UIDS_GIVEN: set[int] = set()  # every uid this process has handed out: none is given twice
 _UIDS_LOCK = threading.Lock()
+_UID_CLAIMS: dict[int, int] = {}  # uid -> the descriptor of its claim, held while its sandbox is open
+# The machine's claims on uids: a uid in use by any grader on this machine (another grade.py, a shard
+# of the same class, a test process) is skipped by every other, whatever range each draws from. Two
+# graders that drew one uid would share its scratch folders and kill each other's runs when a
+# sandbox sweeps its uid's processes. One file a uid, locked (flock) by the process using it, so a
+# claim of a process that died goes with it.
+UID_CLAIMS_DIR = Path("/run" if os.path.isdir("/run") else tempfile.gettempdir()) / "scanlab-uids"
+
+
+def _claim(uid: int) -> int | None:
+    """The descriptor of this process's claim on `uid`, or None when another process holds it."""
+    try:
+        UID_CLAIMS_DIR.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(UID_CLAIMS_DIR)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != 0 or info.st_mode & 0o022:
+            raise OSError(f"{UID_CLAIMS_DIR} is not a folder that only root can write")
+        fd = os.open(UID_CLAIMS_DIR / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as exc:
+        raise RuntimeError(f"cannot claim sandbox uids in {UID_CLAIMS_DIR}: {exc}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
 
 
 def _free_uid() -> int:
-    """A uid no process has and this grader has never handed out before. Never twice: whatever a
-    run's uid may still own after it (a file in a shared folder, a kernel object) cannot reach a
-    later run. Class grading gives each worker process a slice of its own (SCANLAB_UID_RANGE)."""
+    """A uid no process has, no other grader on this machine holds (a claim, _claim), and this grader
+    has never handed out before. Never twice: whatever a run's uid may still own after it (a file in a
+    shared folder, a kernel object) cannot reach a later run. Class grading gives each worker process
+    a slice of its own (SCANLAB_UID_RANGE)."""
     rng = random.SystemRandom()
     with _UIDS_LOCK:
-        for _ in range(200):
-            uid = rng.choice(UID_RANGE)
-            if uid not in _UIDS_GIVEN and not processes_of(uid):
-                _UIDS_GIVEN.add(uid)
-                return uid
-        left = [u for u in UID_RANGE if u not in _UIDS_GIVEN]
-        for uid in left:
-            if not processes_of(uid):
-                _UIDS_GIVEN.add(uid)
-                return uid
+        candidates = (rng.choice(UID_RANGE) for _ in range(200))
+        for uid in (*candidates, *(u for u in UID_RANGE if u not in _UIDS_GIVEN)):
+            if uid in _UIDS_GIVEN or processes_of(uid):
+                continue
+            fd = _claim(uid)
+            if fd is None:
+                continue
+            _UIDS_GIVEN.add(uid)
+            _UID_CLAIMS[uid] = fd
+            return uid
     raise RuntimeError(f"no sandbox uid left in {UID_RANGE.start}-{UID_RANGE.stop - 1} (each is used once a "
                        "process; widen SCANLAB_UID_RANGE)")
 
 
 def _release_uid(uid: int) -> None:
-    """Kept for the callers' symmetry: a uid goes back to nobody (see _free_uid)."""
+    """The claim on `uid` given back, once nothing of its sandbox is left (this process never hands
+    it out again; another grader may)."""
+    with _UIDS_LOCK:
+        fd = _UID_CLAIMS.pop(uid, None)
+    if fd is not None:
+        os.close(fd)
 
 
 # ---- a pids cgroup per run, where the machine has one -------------------------------------
@@ -991,8 +1025,6 @@ class Sandbox:
         self._sweep()
         if self.root and self.level != "full":
             _leftovers_of(self.uid)
-        if self.root:
-            _release_uid(self.uid)
         try:
             os.close(self._dir_fd)
         except OSError:
@@ -1000,6 +1032,8 @@ class Sandbox:
         if self.mounted:
             _unmount(self.scratch)
         shutil.rmtree(self.scratch, ignore_errors=True)
+        if self.root:
+            _release_uid(self.uid)  # last: nothing of this sandbox is left for the next holder of the uid
 
     def __enter__(self) -> "Sandbox":
         return self
