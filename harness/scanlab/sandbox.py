@@ -31,6 +31,7 @@ import contextlib
 import ctypes
 import errno
 import fcntl
+import itertools
 import os
 import platform
 import random
@@ -550,8 +551,8 @@ def _free_uid() -> int:
     a slice of its own (SCANLAB_UID_RANGE)."""
     rng = random.SystemRandom()
     with _UIDS_LOCK:
-        candidates = (rng.choice(UID_RANGE) for _ in range(200))
-        for uid in (*candidates, *(u for u in UID_RANGE if u not in _UIDS_GIVEN)):
+        drawn = (rng.choice(UID_RANGE) for _ in range(200))
+        for uid in itertools.chain(drawn, (u for u in UID_RANGE if u not in _UIDS_GIVEN)):  # lazily: the rest in order
             if uid in _UIDS_GIVEN or processes_of(uid):
                 continue
             fd = _claim(uid)
