@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
+from . import sandbox
 from .sandbox import SHARED_PLACES, ipc_objects, remove_ipc
 from .grading import SUBMISSION_LIMIT_BYTES, TOO_LARGE, visible
 from .paths import HARNESS, REPO
@@ -486,7 +487,6 @@ class _TimedTurn:
 
 def _worker_loop(setting: Setting, conn, folder: Path, gpu_path: Path) -> None:
     """A worker process: grade each task the class run sends, one at a time, until told to stop."""
-    from . import sandbox
 
     # Everything the grader and its sandboxes write goes under the worker's folder, emptied after
     # every task, and removed by the class run when the worker has ended (whichever way it ended).
@@ -714,12 +714,17 @@ def _processes() -> list[tuple[int, set[int]]]:
     return found
 
 
-def sweep_processes(uids: range | set[int] | None) -> int:
+def sweep_processes(uids: range | set[int] | None, claims: sandbox.UidClaims | None = None) -> int:
     """Kill every process of these uids (sandbox uids: the grader is root), until none is left;
-    how many were killed. As an ordinary user the runs have the grader's own uid: nothing to do."""
+    how many were killed. A uid an open sandbox of some grader holds (another grade.py or class run
+    on this machine drew it) is not this class's: left alone. As an ordinary user the runs have the
+    grader's own uid: nothing to do."""
+    if claims is None:
+        with sandbox.UidClaims() as own:
+            return sweep_processes(uids, own)
     killed = 0
     for _ in range(50 if uids is not None else 0):
-        targets = [pid for pid, ids in _processes() if any(u in uids for u in ids - {0})]
+        targets = [pid for pid, ids in _processes() if any(u in uids and claims.free(u) for u in ids - {0})]
         if not targets:
             break
         for pid in targets:
@@ -781,9 +786,15 @@ def remove_leftovers(uids: set[int] | range | None, before: Snapshot | None, kee
     anyone may write there (a run can make files nowhere else). Otherwise (runs had the grader's own
     uid): what appeared since `before` and is owned by the grader's uid, at the top of the shared
     places. `keep` (the class run's own folder) is never touched."""
+    with sandbox.UidClaims() as claims:  # a uid some grader's open sandbox holds is not this student's
+        return _remove_leftovers(uids, before, keep, claims)
+
+
+def _remove_leftovers(uids: set[int] | range | None, before: Snapshot | None, keep: Path,
+                      claims: sandbox.UidClaims) -> str:
     me = os.geteuid()
     by_uid, by_snapshot = me == 0 and uids is not None, me != 0 and before is not None  # never root's own files
-    removed = {"files": 0, "ipc": 0, "processes": sweep_processes(uids if by_uid else None)}
+    removed = {"files": 0, "ipc": 0, "processes": sweep_processes(uids if by_uid else None, claims)}
 
     def visit(folder: str, depth: int) -> None:
         try:
@@ -798,7 +809,7 @@ def remove_leftovers(uids: set[int] | range | None, before: Snapshot | None, kee
             except OSError:
                 continue
             if by_uid:
-                if info.st_uid in uids:
+                if info.st_uid in uids and claims.free(info.st_uid):
                     removed["files"] += _remove(entry.path, info)
                 elif stat.S_ISDIR(info.st_mode) and info.st_mode & 0o002 and depth < 3:
                     visit(entry.path, depth + 1)  # a folder anyone may write in: a run may have
@@ -808,7 +819,7 @@ def remove_leftovers(uids: set[int] | range | None, before: Snapshot | None, kee
     for place in SHARED_PLACES:
         visit(place, 0)
     for kind, ident, owner, creator in ipc_objects():
-        ours = ((owner in uids or creator in uids) if by_uid
+        ours = (any(u in uids and claims.free(u) for u in (owner, creator)) if by_uid
                 else by_snapshot and (kind, ident) not in before.ipc and creator == me)
         if ours:
             removed["ipc"] += remove_ipc(kind, ident)
@@ -1349,8 +1360,6 @@ def _class_run(args, class_dir: Path, out_dir: Path, started: float, plain: list
     # No two students' runs share a uid in a class run: slot 0 of the range is this process's own
     # (its probes), then each student has one slot per exercise that runs code, by the student's
     # place in the whole class (so shards graded side by side on one machine stay apart too).
-    from . import sandbox
-
     root = os.geteuid() == 0
     outer, code = sandbox.UID_RANGE, [e for e in args.exercises if e in registry.RUNS_CODE]
     size = uid_slices(outer, len(everyone), len(code))

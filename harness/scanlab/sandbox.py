@@ -88,9 +88,10 @@ class Limits:
 
 # Measured (2026-12, 2 cores): the slowest correct submission compiles in 0.5 s with g++ (drill 02,
 # preprocessed and compiled) and in 10 s with nvcc (drill 05's answer, sm_75 + sm_90 + PTX); the
-# limits leave a margin of 10x (30x of wall) and 4-6x for a loaded class machine. Memory: cc1plus peaks under
+# limits leave a margin of 20x and 4-6x for a loaded class machine (and a compile that fills its
+# 2 GiB page by page meets the memory limit first: under load 5 s of CPU was not enough). Memory: cc1plus peaks under
 # 100 MB, nvcc's cicc under 700 MB (RLIMIT_AS counts address space, so nvcc gets more).
-COMPILE_LIMITS = Limits(cpu_s=5, wall_s=15, memory_bytes=2 << 30, processes=32, compiler=True)
+COMPILE_LIMITS = Limits(cpu_s=10, wall_s=20, memory_bytes=2 << 30, processes=32, compiler=True)
 NVCC_COMPILE_LIMITS = Limits(cpu_s=40, wall_s=60, memory_bytes=4 << 30, processes=32, compiler=True)
 GPU_LIMITS = Limits(cpu_s=60, wall_s=60, memory_bytes=None, processes=64)
 # The scratch folder of a sandbox, where its runs write: a tmpfs of this size (mounted by the grader
@@ -113,7 +114,7 @@ def _seconds(s: float) -> str:
 
 
 def _limit_text(which: str, limits: Limits, by: str = "") -> str:
-    """The words a report uses for a limit hit: "compile CPU time limit 5 s exceeded (cc1plus)"."""
+    """The words a report uses for a limit hit: "compile CPU time limit 10 s exceeded (cc1plus)"."""
     what = {"cpu": f"CPU time limit {_seconds(limits.cpu_s)} exceeded",
             "file": f"file size limit {_size(limits.file_bytes)} exceeded",
             "memory": f"memory limit {_size(limits.memory_bytes or 0)} exceeded"}[which]
@@ -542,6 +543,40 @@ def _claim(uid: int) -> int | None:
         os.close(fd)
         return None
     return fd
+
+
+class UidClaims:
+    """Claims taken for a clean-up that sweeps a range of uids (class grading between students):
+    free(uid) is True when no open sandbox of any grader on this machine holds `uid`, and it is then
+    held here until close(), so nothing claims it while its leftovers go; a uid some grader holds is
+    left alone (its processes and files are that grader's)."""
+
+    def __init__(self):
+        self._fds: dict[int, int] = {}
+        self._elsewhere: set[int] = set()
+
+    def free(self, uid: int) -> bool:
+        if uid in self._fds:
+            return True
+        if uid in self._elsewhere:
+            return False
+        fd = _claim(uid)
+        if fd is None:
+            self._elsewhere.add(uid)
+            return False
+        self._fds[uid] = fd
+        return True
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+    def __enter__(self) -> "UidClaims":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def _free_uid() -> int:
@@ -1057,5 +1092,5 @@ def _popen(argv: list[str], **kwargs) -> subprocess.Popen:
     raise AssertionError("unreachable")
 
 
-__all__ = ["Sandbox", "Limits", "Outcome", "COMPILE_LIMITS", "NVCC_COMPILE_LIMITS", "GPU_LIMITS", "UID_RANGE", "isolation",
+__all__ = ["Sandbox", "Limits", "Outcome", "UidClaims", "COMPILE_LIMITS", "NVCC_COMPILE_LIMITS", "GPU_LIMITS", "UID_RANGE", "isolation",
            "SandboxUnavailable", "processes_of", "kill_uid"]
