@@ -5,9 +5,10 @@ SCANLAB_SHARDS is above 1: a GPU runner with many cores finishes the strict suit
 in a fraction of the time one process takes, because most of that time is
 compilers and compute-sanitizer on the CPU. Each shard is a whole number of
 modules (a module's session-scoped builds stay in one process), but the corpus,
-whose entries share nothing, goes to several, one exercise's entries each. The weights are
-rough seconds per module on the H200 machine (16 cores); a module not listed
-counts as `DEFAULT`. Only the balance depends on them, never what runs.
+whose entries share nothing, goes to several, one exercise's entries of one kind each.
+The weights are rough seconds per module on this kind of machine (the H200 machine, or
+a 2-core one without a GPU); a module not listed counts as `DEFAULT`. Only the
+balance depends on them, never what runs.
 
     python3 harness/scanlab/shards.py N [MODULE ...]   # one line of modules (or node ids) a shard
     python3 harness/scanlab/shards.py --merge OUT.xml IN.xml ...   # one JUnit file
