@@ -240,9 +240,42 @@ def test_starter_and_solution_share_the_same_sandbox(program):
 def test_a_hang_is_a_failing_check_not_a_stuck_grader(graded):
     report = graded["w_hang"]
     assert report.check(gd.CHECK_OPERATOR).passed  # the parts that do finish are still graded
-    assert f"time limit {HANG_TIMEOUT_S:g} s exceeded" in report.check(gd.CHECK_TREE_ORDER).feedback
+    feedback = report.check(gd.CHECK_TREE_ORDER).feedback
+    limits = drill_common.run_limits(HANG_TIMEOUT_S)  # a spin meets the CPU limit, or the wall limit under load
+    assert (f"CPU time limit {limits.cpu_s:g} s exceeded" in feedback
+            or f"time limit {limits.wall_s:g} s exceeded" in feedback), feedback
     # One timeout per function that hangs, then its remaining cases are skipped.
-    assert graded.elapsed["w_hang"] < 2 * HANG_TIMEOUT_S + 20
+    assert graded.elapsed["w_hang"] < 2 * drill_common.run_limits(HANG_TIMEOUT_S).wall_s + 20
+
+
+FILL_MEMORY = r"""
+#include <cstring>
+int main() {
+    for (;;) { char* p = new char[64 << 20]; std::memset(p, 1, 64 << 20); }  // page by page, until new fails
+}
+"""
+
+
+@slow
+def test_a_run_that_fills_its_memory_meets_the_memory_limit_on_a_loaded_machine(tmp_path):
+    """A driver run that touches memory until it fails must be told "memory limit", not a time limit, even
+    when the machine's cores are busy (CI's three shards on two cores turned drill01/h_alloc.cpp into a
+    3 s time limit: filling 2 GiB took 1.4 s of CPU and over 3 s of wall)."""
+    source = tmp_path / "fill.cpp"
+    source.write_text(FILL_MEMORY)
+    subprocess.run(["g++", "-O1", "-o", str(tmp_path / "fill"), str(source)], check=True, timeout=120)
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * (os.cpu_count() or 2))]
+    try:
+        with gd.Sandbox(gpu=False) as box:
+            box.put("fill", tmp_path / "fill", executable=True)
+            out = box.run(["./fill"], drill_common.run_limits(gd.TIMEOUT_S))
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    limits = drill_common.run_limits(gd.TIMEOUT_S)
+    assert out.limit == f"memory limit {limits.memory_bytes >> 30} GiB exceeded", out.describe()
+    assert limits.wall_s >= 2 * limits.cpu_s  # a busy machine stretches wall time, not CPU time
 
 
 @slow

@@ -408,3 +408,24 @@ def test_a_class_cleanup_leaves_the_uids_another_grader_holds(tmp_path):
         holder.wait()
     said = remove_leftovers(range(uid, uid + 2), None, tmp_path)
     assert run.wait(timeout=10) == -9 and not made.exists(), said
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a uid of its own per run needs root")
+def test_no_uid_to_be_had_is_one_line_and_status_4(tmp_path):
+    """A claims folder others may write in (or a used-up range) is the machine's problem: grade.py says
+    so in one line and exits 4 (the grader could not grade), never a traceback and status 1."""
+    open_folder = tmp_path / "claims"
+    open_folder.mkdir(mode=0o777)
+    open_folder.chmod(0o777)
+    script = ("import sys; from pathlib import Path; sys.path.insert(0, sys.argv[1])\n"
+              "from scanlab import cli, sandbox\n"
+              "sandbox.UID_CLAIMS_DIR = Path(sys.argv[2])\n"
+              "sys.exit(cli.main(['drill01', sys.argv[3], '--seed', '5']))\n")
+    proc = subprocess.run([sys.executable, "-c", script, str(REPO / "harness"), str(open_folder),
+                           str(REPO / "exercises" / "01_exclusive_to_inclusive.cpp")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.strip().splitlines() == [
+        f"grade: cannot start a sandbox here: cannot claim sandbox uids in {open_folder}: {open_folder} is not a "
+        "folder that only root can write"], proc.stderr
+    assert "not graded: the grading machine cannot start a sandbox" in proc.stdout, proc.stdout

@@ -119,9 +119,14 @@ def main(argv: list[str] | None = None) -> int:
 
     isolation_line = None  # drill03 is read as text: nothing of it runs, so there is nothing to isolate
     if EXERCISES[exercise].runs_code:
-        from .sandbox import isolation
+        from .sandbox import UidsUnavailable, isolation
 
-        level, isolation_line = isolation(gpu=gpu)
+        try:
+            level, isolation_line = isolation(gpu=gpu)
+        except UidsUnavailable as exc:  # the machine's set-up, not the submission: one line, status 4
+            print(f"grade: cannot start a sandbox here: {exc}", file=sys.stderr)
+            return finish(not_graded(exercise, shown, f"not graded: the grading machine cannot start a sandbox "
+                                                        f"({exc}); tell your instructor"), EXIT_CANNOT_GRADE)
         if args.require_sandbox and level != "full":
             print(f"grade: --require-sandbox: this machine cannot isolate submissions: {isolation_line}",
                   file=sys.stderr)

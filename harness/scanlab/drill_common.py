@@ -38,10 +38,13 @@ SOURCES = {
     "drill02": ("drill02_driver.cpp", "drill_io.hpp", "drill02_trace.hpp"),
     "drill02_judge": ("drill02_judge.cpp", "drill_io.hpp", "drill02_trace.hpp"),
 }
-TIMEOUT_S = 3.0  # per driver run (wall and CPU seconds): one function on all its cases, or on one case.
-# A right answer needs under 0.1 s for all of them (drill 01's largest function, 2.5 million elements, 0.07 s
-# on a 2-core machine, 2026-12), and a file that fills the 2 GiB memory limit page by page about 1.4 s:
-# it must meet that limit, not this one. A hang costs two runs (all cases, then case by case).
+TIMEOUT_S = 3.0  # CPU seconds per driver run (one function on all its cases, or on one case); twice that wall.
+RUN_MEMORY_BYTES = 1 << 30  # address space per driver run
+# A right answer needs under 0.1 s and 100 MB for all of them (drill 01's largest function, 2.5 million elements,
+# 0.07 s on a 2-core machine, 2026-12). A file that fills the memory limit page by page needs about 0.7 s of CPU
+# and must meet that limit, not a time limit: on a loaded machine (CI runs three test shards on two cores) its
+# wall time was over 3 s, so the wall limit is twice the CPU limit. A hang costs two runs (all cases, then case
+# by case): a spin meets the CPU limit, a sleep the wall limit.
 COMPILE_TIMEOUT_S = 300.0  # the grader's own programs (the drivers)
 POISON = -999_999_999  # what the drivers fill outputs and guard words with (drill_io.hpp)
 GUARD = 8  # guard words either side of every array handed to the submission (drill_io.hpp kGuard)
@@ -79,8 +82,9 @@ STUDENT_MAIN = "scanlab_student_main"
 
 
 def run_limits(timeout: float) -> Limits:
-    """One driver run: `timeout` seconds of wall and of CPU time, the sandbox's other defaults."""
-    return Limits(cpu_s=timeout, wall_s=timeout)
+    """One driver run: `timeout` seconds of CPU time, twice that of wall time, RUN_MEMORY_BYTES of address
+    space, the sandbox's other defaults."""
+    return Limits(cpu_s=timeout, wall_s=2 * timeout, memory_bytes=RUN_MEMORY_BYTES)
 
 
 # ---- tools ---------------------------------------------------------------------------

@@ -88,10 +88,12 @@ class Limits:
 
 # Measured (2026-12, 2 cores): the slowest correct submission compiles in 0.5 s with g++ (drill 02,
 # preprocessed and compiled) and in 10 s with nvcc (drill 05's answer, sm_75 + sm_90 + PTX); the
-# limits leave a margin of 20x and 4-6x for a loaded class machine (and a compile that fills its
-# 2 GiB page by page meets the memory limit first: under load 5 s of CPU was not enough). Memory: cc1plus peaks under
+# limits leave a margin of 20x and 4-6x for a loaded class machine. A compile that fills its 2 GiB
+# page by page (a preprocessor bomb) needs 7.5 s of CPU, so it meets the memory limit first; the wall
+# limit is four times the CPU one, because a CI machine with three test shards on two cores gave it
+# under 40% of a core and 20 s of wall ran out first (CI, 2026-12-04). Memory: cc1plus peaks under
 # 100 MB, nvcc's cicc under 700 MB (RLIMIT_AS counts address space, so nvcc gets more).
-COMPILE_LIMITS = Limits(cpu_s=10, wall_s=20, memory_bytes=2 << 30, processes=32, compiler=True)
+COMPILE_LIMITS = Limits(cpu_s=10, wall_s=40, memory_bytes=2 << 30, processes=32, compiler=True)
 NVCC_COMPILE_LIMITS = Limits(cpu_s=40, wall_s=60, memory_bytes=4 << 30, processes=32, compiler=True)
 GPU_LIMITS = Limits(cpu_s=60, wall_s=60, memory_bytes=None, processes=64)
 # The scratch folder of a sandbox, where its runs write: a tmpfs of this size (mounted by the grader
@@ -194,6 +196,10 @@ class Outcome:
 
 class SandboxUnavailable(RuntimeError):
     """Full isolation was required and this machine cannot give it."""
+
+
+class UidsUnavailable(RuntimeError):
+    """No sandbox uid can be had here: the range is used up, or the claims folder is unusable."""
 
 
 # ---- what this machine allows -------------------------------------------------------------
@@ -536,7 +542,7 @@ def _claim(uid: int) -> int | None:
             raise OSError(f"{UID_CLAIMS_DIR} is not a folder that only root can write")
         fd = os.open(UID_CLAIMS_DIR / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError as exc:
-        raise RuntimeError(f"cannot claim sandbox uids in {UID_CLAIMS_DIR}: {exc}") from exc
+        raise UidsUnavailable(f"cannot claim sandbox uids in {UID_CLAIMS_DIR}: {exc}") from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -596,7 +602,7 @@ def _free_uid() -> int:
             _UIDS_GIVEN.add(uid)
             _UID_CLAIMS[uid] = fd
             return uid
-    raise RuntimeError(f"no sandbox uid left in {UID_RANGE.start}-{UID_RANGE.stop - 1} (each is used once a "
+    raise UidsUnavailable(f"no sandbox uid left in {UID_RANGE.start}-{UID_RANGE.stop - 1} (each is used once a "
                        "process; widen SCANLAB_UID_RANGE)")
 
 
@@ -1092,5 +1098,5 @@ def _popen(argv: list[str], **kwargs) -> subprocess.Popen:
     raise AssertionError("unreachable")
 
 
-__all__ = ["Sandbox", "Limits", "Outcome", "UidClaims", "COMPILE_LIMITS", "NVCC_COMPILE_LIMITS", "GPU_LIMITS", "UID_RANGE", "isolation",
+__all__ = ["Sandbox", "Limits", "Outcome", "UidClaims", "UidsUnavailable", "COMPILE_LIMITS", "NVCC_COMPILE_LIMITS", "GPU_LIMITS", "UID_RANGE", "isolation",
            "SandboxUnavailable", "processes_of", "kill_uid"]
