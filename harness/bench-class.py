@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Time `grade.py class` on a synthetic class: how long a course's grading takes here.
 
-    python3 harness/bench-class.py [--students N] [--exercises cpu|day31|all]
+    python3 harness/bench-class.py [--students N] [--exercises cpu|day31|all|drill04|drill05|drill06]
                                    [--jobs J] [--keep DIR] [--seed S]
 
 Makes N student folders from files already in the repository, so each one is a
@@ -15,6 +15,8 @@ between students), in proportions a real class might show:
 
 then runs `grade.py class` on it, prints the time, the students per minute and
 the projection to 300 students, and checks that every student was graded.
+A stretch drill (drill04-06) is graded alone, as a course that lists it in
+course.toml's `exercises` would grade it (drill 05 with its speed check).
 Exit status: 0 every student graded; 1 not (the table says who); 2 bad usage.
 
 This is a benchmark, not a test: the course-scale target (300 students x 3 CPU
@@ -39,24 +41,34 @@ HARNESS = Path(__file__).resolve().parent
 REPO = HARNESS.parent
 sys.path.insert(0, str(HARNESS))
 from scanlab import grading, registry  # noqa: E402  (after the path: the harness's own package)
+from scanlab.source import built_from_base  # noqa: E402
 CORPUS = HARNESS / "corpus"
-FILES = registry.COURSE  # the course's exercises (harness/exercises.toml): what `grade.py class` grades
-SETS = {"cpu": [e for e in FILES if e not in registry.NEEDS_GPU],
-        "day31": [e for e in FILES if e in registry.NEEDS_GPU], "all": list(FILES)}
+FILES = registry.FILES  # every exercise's file name (harness/exercises.toml)
+SETS = {"cpu": [e for e in registry.COURSE if e not in registry.NEEDS_GPU],  # what `grade.py class` grades
+        "day31": [e for e in registry.COURSE if e in registry.NEEDS_GPU], "all": list(registry.COURSE),
+        **{e: [e] for e in registry.STRETCH}}
 # drill03 has no corpus: a wrong answer sheet is the starter with two slots filled wrongly.
 WRONG_DRILL03 = {"serial_adds_512": "512", "bl_threads_512": "512"}  # n, not n - 1; n, not n/2
 
 
-def pools(exercise: str) -> dict[str, list[Path]]:
+def pools(exercise: str) -> dict[str, list[bytes]]:
     """The files a synthetic student draws from, by kind."""
     manifest = grading.tomllib.loads((CORPUS / "manifest.toml").read_text())["submission"]
     entries = [e for e in manifest if e["exercise"] == exercise and "@REPO@" not in (CORPUS / e["file"]).read_text(
         errors="replace")]
-    by_kind = {kind: [CORPUS / e["file"] for e in entries if e["kind"] == kind] for kind in
-               ("correct", "wrong", "hostile")}
-    return {"right": [registry.EXERCISES[exercise].answer] * 3 + by_kind["correct"],
-            "wrong": by_kind["wrong"], "starter": [registry.EXERCISES[exercise].starter],
-            "hostile": by_kind["hostile"]}
+    by_kind = {kind: [e for e in entries if e["kind"] == kind] for kind in ("correct", "wrong", "hostile")}
+    answer = registry.EXERCISES[exercise].answer.read_bytes()
+    texts = {kind: [entry_bytes(e) for e in es] for kind, es in by_kind.items()}
+    return {"right": [answer] * 3 + texts["correct"], "wrong": texts["wrong"],
+            "starter": [registry.EXERCISES[exercise].starter.read_bytes()], "hostile": texts["hostile"]}
+
+
+def entry_bytes(entry: dict) -> bytes:
+    """A corpus entry's file as graded: an entry kept as edits of an answer (drill 05's) built first."""
+    data = (CORPUS / entry["file"]).read_bytes()
+    if entry.get("base"):
+        data = built_from_base(data.decode(), (REPO / entry["base"]).read_text()).encode()
+    return data
 
 
 def drill03_text(kind: str) -> str:
@@ -84,7 +96,7 @@ def make_class(folder: Path, students: int, exercises: list[str], seed: int) -> 
                 (student / FILES[exercise]).write_text(f"<!-- {student.name} -->\n{text}")
             else:
                 pool = sources[exercise][kind] or sources[exercise]["right"]
-                data = rng.choice(pool).read_bytes()
+                data = rng.choice(pool)
                 (student / FILES[exercise]).write_bytes(f"// {student.name}\n".encode() + data)
             drawn[kind] += 1
     return drawn
@@ -108,6 +120,10 @@ def main(argv: list[str]) -> int:
     drawn = make_class(class_dir, args.students, exercises, args.seed)
     command = [sys.executable, str(HARNESS / "grade.py"), "class", str(class_dir), "--out", str(out_dir),
                "--seed", str(args.seed), "--mode", "course"]
+    if any(e in registry.STRETCH for e in exercises):  # opt-in: the course's course.toml lists them
+        config = work / "course.toml"
+        config.write_text("exercises = [" + ", ".join(f'"{e}"' for e in exercises) + "]\n")
+        command += ["--config", str(config)]
     if args.jobs:
         command += ["--jobs", str(args.jobs)]
     print(f"bench-class: {args.students} students x {', '.join(exercises)} on {os.cpu_count()} cores; drawn "
@@ -116,7 +132,8 @@ def main(argv: list[str]) -> int:
     status = subprocess.run(command, stdout=subprocess.DEVNULL).returncode
     seconds = time.monotonic() - start
     rows = list(csv.DictReader((out_dir / "grades.csv").open())) if (out_dir / "grades.csv").exists() else []
-    ungraded = [r["student"] for r in rows if "not graded" in r.get("note", "")]
+    ungraded = [r["student"] for r in rows
+                if "not graded" in r.get("note", "") or "waiting for a GPU" in r.get("note", "")]
     per_student = seconds / args.students
     print(f"bench-class: grade.py class exit {status}; {len(rows)} rows; {len(ungraded)} not graded"
           + (f" ({', '.join(ungraded[:5])}{' ...' if len(ungraded) > 5 else ''})" if ungraded else ""))

@@ -388,9 +388,11 @@ def test_day31_without_a_gpu_is_not_graded_and_the_status_is_1(tmp_path):
     assert row["note"] == "not submitted: drill01, drill02; waiting for a GPU: day31"
     results = json.loads((tmp_path / "out" / "gpu student" / "results.json").read_text())
     day31 = [t for t in results["tests"] if t["name"].startswith("day31: ")]
-    assert [(t["name"], t["score"], t["max_score"], t["visibility"]) for t in day31] == [
-        ("day31: graded", 0.0, top["day31"], "visible")]
+    # Not graded here: 0 of 0 and not failed (no 0 of 7), as the Gradescope autograder writes it.
+    assert [(t["name"], t["score"], t["max_score"], t["status"], t["visibility"]) for t in day31] == [
+        ("day31: graded on a GPU machine", 0.0, 0.0, "passed", "visible")]
     assert "graded on a GPU machine" in day31[0]["output"]
+    assert results["score"] == float(row["drill03"])
     # Not vouched for: a rerun on a GPU machine grades it (test_day31_students_wait_for_a_gpu_...).
     assert not json.loads((tmp_path / "out" / "gpu student" / "state.json").read_text())["complete"]
 
@@ -1362,3 +1364,21 @@ def test_the_readmes_course_toml_is_one_the_class_run_accepts(tmp_path):
     table = class_tools.load_config(tmp_path / "course.toml", ("self-study", "course"), list(FILES),
                                     grading.points_table())
     assert table["exercises"] == ["drill01", "drill03"] and table["points"] == {"drill03": {"serial_adds_512": 2}}
+
+
+# ---- bench-class.py: the class it draws ---------------------------------------------------------
+
+def test_bench_class_draws_graded_files_for_a_stretch_drill_too(tmp_path):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("bench_class", REPO / "harness" / "bench-class.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.SETS["drill05"] == ["drill05"] and "drill05" not in bench.SETS["all"]  # opt-in, as in a course
+    pools = bench.pools("drill05")
+    assert pools["wrong"] and pools["hostile"], "drill 05's corpus entries are in the pools"
+    for text in pools["wrong"] + pools["hostile"] + pools["right"]:  # edits of the answer are built first
+        assert b"@@ replace" not in text and b"__global__" in text
+    drawn = bench.make_class(tmp_path / "class", 6, ["drill05"], seed=3)
+    assert sum(drawn.values()) == 6
+    files = sorted((tmp_path / "class").glob(f"*/{registry.FILES['drill05']}"))
+    assert len(files) == 6 and len({f.read_bytes() for f in files}) == 6  # one file a student, none alike

@@ -4,7 +4,7 @@ Two tests hold a kernel to another copy of itself: the HIP port against the CUDA
 (test_a05_hip.py), and each traced twin (day31-scan/trace.cu, a05-scan/cuda/trace.cu,
 a05-scan/hip/trace.cpp) against its lesson (test_trace.py). Both compare whitespace-split
 tokens with comments and strings removed, so layout and comments may differ and nothing
-else may.
+else may. `built_from_base` makes a corpus entry kept as edits of an answer (drill 05's).
 """
 
 from __future__ import annotations
@@ -64,3 +64,26 @@ def device_functions(code: str) -> dict[str, list[str]]:
         assert name not in found, f"{name} is defined twice"
         found[name] = code[m.start():at + 1].split()
     return found
+
+
+def built_from_base(edits: str, base: str) -> str:
+    """An entry kept as edits of an answer (manifest `base`): the entry's header (its lines before the
+    first "@@ replace"), a blank line, then the base below its own header comment with each
+    "@@ replace / @@ with / @@ end" edit made in turn; each replaced text must stand in the base
+    exactly once (ValueError otherwise), so an answer that changes under an edit fails loudly.
+    Used by test_corpus.py and bench-class.py."""
+    lines = edits.split("\n")
+    first = lines.index("@@ replace")
+    body = base.split("\n")
+    while body and body[0].startswith("//"):
+        body.pop(0)
+    text, at = "\n".join(body), first
+    while at < len(lines) and lines[at] == "@@ replace":
+        mid, end = lines.index("@@ with", at), lines.index("@@ end", at)
+        old, new = "\n".join(lines[at + 1:mid]), "\n".join(lines[mid + 1:end])
+        if text.count(old) != 1:
+            raise ValueError(f"the edit at line {at + 1} finds its text {text.count(old)} times: {old[:80]!r}")
+        text, at = text.replace(old, new, 1), end + 1
+    if "\n".join(lines[at:]).strip():
+        raise ValueError(f"text after the last @@ end, at line {at + 1}")
+    return "\n".join(lines[:first]) + "\n\n" + text
