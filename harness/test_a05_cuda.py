@@ -191,6 +191,15 @@ def test_the_first_kernel_of_lab_1_starts_by_line_170():
     assert first <= 170, f"{SCAN.sources[0]}: the first kernel starts at line {first}, past the budget of 170"
 
 
+def test_lab_1_tile_kernel_has_the_pages_signature_tile_sums_included():
+    """The page: "blelloch_scan_tile takes a tile_sums pointer", since an exclusive scan drops the
+    tile's total; the CUDA lesson and its HIP port both keep that signature."""
+    for path in (REPO / SCAN.sources[0], REPO / "a05-scan" / "hip" / "scan.cpp"):
+        code = " ".join(path.read_text().split())
+        assert re.search(r"__global__ void blelloch_scan_tile\(const float\* __restrict__ in, "
+                         r"float\* __restrict__ out, float\* __restrict__ tile_sums, size_t n\)", code), path
+
+
 @pytest.mark.cuda
 @pytest.mark.parametrize("program", [SCAN, COMPACTION], ids=["scan", "compaction"])
 def test_builds_for_t4_and_hopper_without_warnings(builder, program):

@@ -1073,7 +1073,7 @@ def test_an_ordinary_user_grades_a_class_with_unreadable_files_and_folders():
         shutil.rmtree(world, ignore_errors=True)
 
 
-# ---- what a large class's instructor reaches for (issue 23) -------------------------------------
+# ---- what a large class's instructor reaches for ----------------------------------------------
 
 from scanlab import class_tools  # noqa: E402
 

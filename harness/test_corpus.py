@@ -121,7 +121,7 @@ def test_manifest_lists_exactly_the_corpus_files():
 
 
 def test_the_corpus_is_the_one_folder_of_known_submissions():
-    """Issue 24: the near-solutions with one mistake each (once harness/planted/) are corpus entries too,
+    """The near-solutions with one mistake each (once harness/planted/) are corpus entries too,
     so one manifest states every expected verdict and diagnosis, and this module checks them all."""
     assert not (REPO / "harness" / "planted").exists(), "harness/planted/ is back: move its files here"
     others = [p.name for p in (REPO / "harness").glob("test_*.py")

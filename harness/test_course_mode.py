@@ -1,6 +1,6 @@
 """Course mode, points from harness/exercises.toml, honest scores, drill 03 without solutions/.
 
-Course mode (issue 10) never shows a student an expected value. Each test here
+Course mode never shows a student an expected value. Each test here
 grades a wrong submission in both modes and proves two things at once: the
 self-study feedback shows the expected values (so the search has something to
 find, and the test can fail), and the course-mode text a student sees (the

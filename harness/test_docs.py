@@ -299,7 +299,7 @@ def test_the_no_gpu_commands_run_as_shown_with_their_documented_status(tmp_path)
     assert not outside, f"the documented commands left files outside build/: {outside}"
 
 
-# ---- reading budgets of the lesson files (issue 22) ---------------------------------------
+# ---- reading budgets of the lesson files ---------------------------------------------
 #
 # What a student opens first: the header is the map (30 comment lines at most), and the part of
 # each lesson file above its fenced plumbing block is at most two thirds of its length when the

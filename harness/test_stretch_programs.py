@@ -107,6 +107,18 @@ def test_every_stretch_program_builds_for_sm90_without_warnings(stretch_build):
             assert (stretch_build / folder / "cuda" / name).is_file(), (folder, name)
 
 
+def test_stretch_builds_carry_machine_code_for_the_pages_t4_and_the_h200():
+    """The Makefiles' stretch lines (make -n: nothing is built) name sm_75 (the page's Tesla T4) and
+    sm_90 (H100/H200) for every CUDA stretch program, starter and answer alike."""
+    for folder in ("exercises", "solutions"):
+        lines = subprocess.run(["make", "-s", "-n", "-B", "-C", str(REPO / folder), "stretch", "NVCC=nvcc"],
+                               capture_output=True, text=True, timeout=60).stdout.splitlines()
+        built = [line for line in lines if "_bench.cu" in line]
+        assert len(built) == len(STRETCH), (folder, lines)
+        for line in built:
+            assert re.findall(r"-gencode arch=compute_(\d+),code=sm_(\d+)", line) == [("75", "75"), ("90", "90")], line
+
+
 VARIANTS05 = REPO / "solutions" / "experiments" / "05_lookback_variants.cu"
 BENCH05 = REPO / "exercises" / "bench" / "05_lookback_scan_bench.cu"
 
@@ -231,7 +243,7 @@ def test_starter_and_solution_differ_only_inside_the_todo_region(name):
                                     f"solution lines {changed_outside[:3]}"
 
 
-# ---- issue 25: the pipelined scan (solutions/pipelined_scan.cu through experiments/pipelined_bench.cu) ----
+# ---- the pipelined scan (solutions/pipelined_scan.cu through experiments/pipelined_bench.cu) ----
 
 PIPELINED_BENCH = REPO / "solutions" / "experiments" / "pipelined_bench.cu"
 # Its two builds: the bench (with CUB) and the ablation (every design step's build in one binary).

@@ -1,4 +1,4 @@
-// Going further after drill 05 (issue 25): a persistent, pipelined single-pass scan for sm_90.
+// Going further after drill 05: a persistent, pipelined single-pass scan for sm_90.
 //
 // Drill 05's decoupled look-back gives every tile its own block, and while warp 0 looks back
 // the rest of the block waits at a barrier: on the H200 that design stops near 0.75 of a copy,

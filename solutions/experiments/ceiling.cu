@@ -1,4 +1,4 @@
-// Issue 25, part 1: the ceiling a scan is measured against, and where drill 05's tile spends its time.
+// The ceiling a scan is measured against, and where drill 05's tile spends its time.
 //
 // Three measurements at n = 2^28 4-byte elements (1 GiB read, 1 GiB written), one run:
 //   1. stream_copy: a persistent SM copy kernel (grid = blocks/SM x SMs, 256 threads, each

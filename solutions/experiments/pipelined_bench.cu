@@ -1,4 +1,4 @@
-// Issue 25, the bench of the pipelined scan (../pipelined_scan.cu): checks, stress and timing.
+// The bench of the pipelined scan (../pipelined_scan.cu): checks, stress and timing.
 //
 // Checks the persistent, pipelined single-pass scan exactly against a CPU reference at every
 // size that matters (float32 and int32, exclusive and inclusive), with the outputs poisoned

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25 on the H200, in one call: build, check, sanitize, ablate, measure the ceiling, the
+# The pipelined scan on the H200, in one call: build, check, sanitize, ablate, measure the ceiling, the
 # library benchmark with the pipelined rows, ncu, Triton. About 150 s on the H200's 16 cores.
 #
 #   solutions/experiments/run_pipelined_device.sh               build (unless prebuilt) and run everything
@@ -135,7 +135,7 @@ step racecheck* 12 "$OUT/extra.log" "$SAN" --tool racecheck --error-exitcode 9 -
 
 # ---- the summary ----------------------------------------------------------------------
 echo
-echo "================ issue 25 on ${GPU:-?}: $(elapsed) s in all ================"
+echo "================ the pipelined scan on ${GPU:-?}: $(elapsed) s in all ================"
 printf '%-14s %-9s %5s  %s\n' step status secs log
 printf '%s\n' "${SUMMARY[@]}"
 echo

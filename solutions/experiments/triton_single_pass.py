@@ -1,6 +1,6 @@
 """
-A single-pass scan in Triton: one launch, decoupled look-back (issue 25, part 3)
-================================================================================
+A single-pass scan in Triton: one launch, decoupled look-back
+=============================================================
 
 Lab 3's ``scan_1d`` (a05-scan/triton/scan.py) scans in three phases and three-plus launches:
 at 2^18 .. 2^21 the launches are the cost, and at 2^28 its 4n bytes are. This file does what
