@@ -12,7 +12,7 @@ no host program; each bench's default SUBMISSION is the starter next to it.
 GPU: each solution passes its own checks and each starter fails naming its TODO; the
 look-back at 2^28 and under its never-hang stress; every solution clean under the four
 compute-sanitizer tools; the library benchmark's command line, its committed H200 CSV,
-its plot, and a run at small sizes. Issue 25's pipelined scan (solutions/pipelined_scan.cu,
+its plot, and a run at small sizes. The pipelined scan (solutions/pipelined_scan.cu,
 sm_90 only): its bench and its ablation build without warnings; on an sm_90 GPU its checks
 and stress suite pass and memcheck and synccheck are clean. The graders of these drills:
 test_stretch.py.
