@@ -64,6 +64,23 @@ def hidden_triton(tmp_path):
     return {"PYTHONPATH": str(tmp_path)}
 
 
+def test_the_file_reads_in_the_order_its_header_gives_kernels_first():
+    """The header's reading order is the file's: the kernels (the first by line 130, as the
+    tutorials put theirs near the top), then the wrappers, the checks, the benchmark and main."""
+    text = SCAN_PY.read_text()
+    lines = text.splitlines()
+    first_kernel = next(k for k, line in enumerate(lines, 1) if line.startswith("@triton.jit"))
+    assert first_kernel <= 130, f"the first kernel starts at line {first_kernel}"
+    order = ["def scan_blocks_kernel", "def add_offsets_kernel", "def rowwise_cumsum_kernel", "def scan_1d",
+             "def rowwise_cumsum", "def exact_reference", "def check_scan_1d", "def run_benchmark", "def main"]
+    at = [text.index(name + "(") for name in order]
+    assert at == sorted(at), [name for name, _ in sorted(zip(order, at), key=lambda p: p[1])]
+    header = text.split('"""')[1]
+    header = header[header.index("In reading order"):]
+    named = [header.index(f"``{name.split()[1]}``") for name in order[:5]]
+    assert named == sorted(named), "the header names the kernels and wrappers in the file's order"
+
+
 def test_help_works_without_torch(hidden_torch):
     result = run([sys.executable, SCAN_PY, "--help"], timeout=60, env_vars=hidden_torch)
     assert result.returncode == 0, result.describe()
