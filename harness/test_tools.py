@@ -98,6 +98,16 @@ def make(*args: str, **extra) -> subprocess.CompletedProcess:
                           cwd=REPO, env={**base, **extra})
 
 
+@pytest.mark.parametrize("given, mode", [(None, "course"), ("self-study", "self-study")])
+def test_drill03_is_graded_in_the_mode_asked_for_with_no_stray_spaces(given, mode):
+    """make run's drill 03 line (make -n: nothing runs) passes --mode exactly: a value with trailing
+    spaces once reached grade.py as "course " and the echoed command showed them."""
+    proc = make("-C", "exercises", "-s", "-n", "run", "PYTHON=python3",
+                **({"GRADE03_MODE": given} if given else {}))
+    found = re.findall(r"grade\.py drill03 03_scan_analysis\.md --mode ([^\"; \n]*)( *)", proc.stdout)
+    assert found and set(found) == {(mode, "")}, proc.stdout
+
+
 @pytest.mark.parametrize("folder", [".", "a05-scan", "exercises", "solutions"])
 def test_every_makefile_takes_nvcc_from_cuda_home_when_it_is_not_on_the_path(folder, tmp_path):
     if on_bare_path("nvcc"):
