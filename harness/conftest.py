@@ -5,10 +5,15 @@
 - `nvidia_gpu`, `nvcc`, `hipcc`, `sanitizer`: the machine's tools; a test that
   asks for a missing one is skipped with the reason, or failed when the
   environment variable SCANLAB_REQUIRE names it (see scanlab/env.py).
+- `busy_core`: a function that pins the test process (so every sandboxed run it
+  starts) to one core shared with N spinning processes: a loaded machine on demand.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -91,6 +96,27 @@ def hipcc():
 @pytest.fixture(scope="session")
 def sanitizer():
     return env.require_sanitizer()
+
+
+@pytest.fixture
+def busy_core():
+    """`with busy_core(n):` runs its body pinned to one core that n spinning processes share with it."""
+    @contextlib.contextmanager
+    def busy(spinners: int):
+        before = os.sched_getaffinity(0)
+        core = {min(before)}
+        # Each in a session of its own: with the kernel's autogroups, a session shares a core as one.
+        spin = [subprocess.Popen([sys.executable, "-c", f"import os\nos.sched_setaffinity(0, {core})\nwhile True: pass"],
+                                 start_new_session=True) for _ in range(spinners)]
+        os.sched_setaffinity(0, core)
+        try:
+            yield
+        finally:
+            os.sched_setaffinity(0, before)
+            for process in spin:
+                process.kill()
+                process.wait()
+    return busy
 
 
 def pytest_runtest_setup(item):

@@ -21,7 +21,7 @@ import pytest
 
 from scanlab import env
 from scanlab.paths import REPO
-from scanlab.sandbox import INSIDE, OOM_MARKER, UID_RANGE, Limits, Sandbox, isolation, processes_of
+from scanlab.sandbox import INSIDE, OOM_MARKER, UID_RANGE, WALL_CAP, Limits, Sandbox, isolation, processes_of
 
 SH = "/bin/sh"
 QUICK = Limits(cpu_s=5, wall_s=10)
@@ -102,6 +102,40 @@ def test_time_limits(mode):
         sleep = box.run([SH, "-c", "sleep 30"], Limits(cpu_s=5, wall_s=1))
     assert spin.limit == "CPU time limit 1 s exceeded", spin.describe()
     assert sleep.limit == "time limit 1 s exceeded" and sleep.wall_s < 5, sleep.describe()
+
+
+BUSY = r"""
+#include <cstdlib>
+#include <ctime>
+int main(int, char** argv) {  // spin until this process has used argv[1] seconds of CPU
+    const double want = std::atof(argv[1]);
+    volatile unsigned long n = 0;
+    while (double(std::clock()) / CLOCKS_PER_SEC < want) ++n;
+}
+"""
+
+
+def test_the_wall_limit_leaves_out_time_spent_waiting_for_a_cpu(mode, tmp_path, busy_core):
+    """On one core shared with four spinners, a run that needs 0.5 s of CPU takes about 2.5 s of wall: under a
+    2 s wall limit it finishes, because the time it waited for the core is not counted. One that needs 5 s
+    of CPU beside seven spinners would count 1 s only after about 8 s: it is stopped at WALL_CAP times the
+    wall limit all the same. (A sleep, which waits for no CPU, meets the plain wall limit: test_time_limits.)"""
+    gxx = shutil.which("g++")
+    if gxx is None:
+        pytest.skip("g++ not found")
+    source = tmp_path / "busy.cpp"
+    source.write_text(BUSY)
+    subprocess.run([gxx, "-O1", "-o", tmp_path / "busy", source], check=True)
+    with Sandbox() as box:
+        box.put("busy", tmp_path / "busy", executable=True)
+        with busy_core(4):
+            shared = box.run(["./busy", "0.5"], Limits(cpu_s=10, wall_s=2))
+        with busy_core(7):
+            capped = box.run(["./busy", "5"], Limits(cpu_s=10, wall_s=1))
+    assert shared.ok and shared.limit is None, shared.describe()
+    assert shared.wall_s > 2, f"the core was not shared: {shared.wall_s:.2f} s of wall"
+    assert capped.limit == "time limit 1 s exceeded" and WALL_CAP - 0.1 < capped.wall_s < WALL_CAP + 2, \
+        (capped.describe(), capped.wall_s)
 
 
 def test_file_size_and_output_limits(mode):
