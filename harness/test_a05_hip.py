@@ -307,8 +307,12 @@ def test_hipcc_leaves_nothing_in_the_temporary_folder(tmp_path):
     shared = tmp_path / "tmp"
     shared.mkdir()
     out = tmp_path / "out"
+    # A small kernel: what is watched is hipcc's $TMPDIR, not the lesson (test_hipcc_builds_* builds that).
+    source = tmp_path / "tiny.cpp"
+    source.write_text("#include <hip/hip_runtime.h>\n__global__ void twice(int* v) { v[threadIdx.x] *= 2; }\n"
+                      "int main() { int* d = nullptr; return hipMalloc(&d, 4) == hipSuccess ? 0 : 3; }\n")
     script = ("import sys; from scanlab.build import compile_program, Program; "
-              f"b = compile_program(Program('x', ({SOURCES[PROGRAMS[0]]!r},), compiler='hipcc'), "
+              f"b = compile_program(Program('x', ({str(source)!r},), compiler='hipcc'), "
               f"__import__('pathlib').Path({str(out)!r})); print(b.output); sys.exit(0 if b.ok else 1)")
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600,
                           cwd=REPO / "harness", env={**os.environ, "TMPDIR": str(shared)})

@@ -52,7 +52,7 @@ STARTERS = {e: registry.EXERCISES[e].starter for e in EXERCISES}
 KINDS = ("correct", "wrong", "hostile")
 DEFAULT_SEED = 11
 # Generous: a grade of a well-behaved drill takes seconds; a hostile one may run into
-# several limits (a compile's 40 s wall, a run's 6 s), and a Day 31 one into the GPU limit (60 s).
+# several limits (a compile's 40 s wall, a run's 3 s), and a Day 31 one into the GPU limit (60 s).
 GRADE_TIMEOUT_S = {e: 900 if registry.EXERCISES[e].needs_gpu else 600 if registry.EXERCISES[e].runs_code else 120
                    for e in EXERCISES}
 SPEED_NOISE = 0.1  # drill 05: how far two gradings of one file may differ in a speed check's points

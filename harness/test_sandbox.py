@@ -115,26 +115,31 @@ int main(int, char** argv) {  // spin until this process has used argv[1] second
 """
 
 
-def test_the_wall_limit_leaves_out_time_spent_waiting_for_a_cpu(mode, tmp_path, busy_core):
-    """On one core shared with four spinners, a run that needs 0.5 s of CPU takes about 2.5 s of wall: under a
-    2 s wall limit it finishes, because the time it waited for the core is not counted. One that needs 5 s
-    of CPU beside seven spinners would count 1 s only after about 8 s: it is stopped at WALL_CAP times the
-    wall limit all the same. (A sleep, which waits for no CPU, meets the plain wall limit: test_time_limits.)"""
+@pytest.fixture(scope="module")
+def busy_program(tmp_path_factory) -> Path:
     gxx = shutil.which("g++")
     if gxx is None:
         pytest.skip("g++ not found")
-    source = tmp_path / "busy.cpp"
-    source.write_text(BUSY)
-    subprocess.run([gxx, "-O1", "-o", tmp_path / "busy", source], check=True)
+    folder = tmp_path_factory.mktemp("busy")
+    (folder / "busy.cpp").write_text(BUSY)
+    subprocess.run([gxx, "-O1", "-o", folder / "busy", folder / "busy.cpp"], check=True)
+    return folder / "busy"
+
+
+def test_the_wall_limit_leaves_out_time_spent_waiting_for_a_cpu(mode, busy_program, busy_core):
+    """On one core shared with four spinners, a run that needs 0.25 s of CPU takes about 1.25 s of wall: under
+    a 1 s wall limit it finishes, because the time it waited for the core is not counted. One that needs 5 s
+    of CPU beside seven spinners would count 0.5 s only after about 4 s: it is stopped at WALL_CAP times the
+    wall limit all the same. (A sleep, which waits for no CPU, meets the plain wall limit: test_time_limits.)"""
     with Sandbox() as box:
-        box.put("busy", tmp_path / "busy", executable=True)
+        box.put("busy", busy_program, executable=True)
         with busy_core(4):
-            shared = box.run(["./busy", "0.5"], Limits(cpu_s=10, wall_s=2))
+            shared = box.run(["./busy", "0.25"], Limits(cpu_s=10, wall_s=1))
         with busy_core(7):
-            capped = box.run(["./busy", "5"], Limits(cpu_s=10, wall_s=1))
+            capped = box.run(["./busy", "5"], Limits(cpu_s=10, wall_s=0.5))
     assert shared.ok and shared.limit is None, shared.describe()
-    assert shared.wall_s > 2, f"the core was not shared: {shared.wall_s:.2f} s of wall"
-    assert capped.limit == "time limit 1 s exceeded" and WALL_CAP - 0.1 < capped.wall_s < WALL_CAP + 2, \
+    assert shared.wall_s > 1, f"the core was not shared: {shared.wall_s:.2f} s of wall"
+    assert capped.limit == "time limit 0.5 s exceeded" and WALL_CAP * 0.5 - 0.1 < capped.wall_s < WALL_CAP * 0.5 + 1.5, \
         (capped.describe(), capped.wall_s)
 
 
