@@ -5,8 +5,8 @@
 - `nvidia_gpu`, `nvcc`, `hipcc`, `sanitizer`: the machine's tools; a test that
   asks for a missing one is skipped with the reason, or failed when the
   environment variable SCANLAB_REQUIRE names it (see scanlab/env.py).
-- `busy_core`: a function that pins the test process (so every sandboxed run it
-  starts) to one core shared with N spinning processes: a loaded machine on demand.
+- `busy_core`: one core shared with N spinning processes, and the taskset prefix that
+  runs a command there: a loaded machine on demand.
 """
 
 from __future__ import annotations
@@ -100,19 +100,17 @@ def sanitizer():
 
 @pytest.fixture
 def busy_core():
-    """`with busy_core(n):` runs its body pinned to one core that n spinning processes share with it."""
+    """`with busy_core(n) as pin:` makes one core busy with n spinning processes; `[*pin, *command]` runs
+    a command on that core only (taskset), while the test itself, the sandbox's supervisor, runs free."""
     @contextlib.contextmanager
     def busy(spinners: int):
-        before = os.sched_getaffinity(0)
-        core = {min(before)}
+        core = min(os.sched_getaffinity(0))
         # Each in a session of its own: with the kernel's autogroups, a session shares a core as one.
-        spin = [subprocess.Popen([sys.executable, "-c", f"import os\nos.sched_setaffinity(0, {core})\nwhile True: pass"],
+        spin = [subprocess.Popen([sys.executable, "-c", f"import os\nos.sched_setaffinity(0, {{{core}}})\nwhile True: pass"],
                                  start_new_session=True) for _ in range(spinners)]
-        os.sched_setaffinity(0, core)
         try:
-            yield
+            yield ["/usr/bin/taskset", "-c", str(core)]
         finally:
-            os.sched_setaffinity(0, before)
             for process in spin:
                 process.kill()
                 process.wait()

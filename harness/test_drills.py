@@ -261,16 +261,17 @@ def test_a_run_that_fills_its_memory_meets_the_memory_limit_on_a_loaded_machine(
     """A driver run that touches memory until it fails must be told "memory limit", not a time limit, however
     busy the machine (CI's three shards on two cores turned drill01/h_alloc.cpp into a time limit twice: the
     fill needs well under a second of CPU, but waited for a core past every wall limit). The run's wall
-    clock leaves out the time it waited for a CPU (sandbox.WALL_CAP): here it shares one core with three
-    spinners."""
+    clock leaves out the time it waited for a CPU (sandbox.WALL_CAP): here it shares one core with seven
+    spinners, and takes longer than its wall limit."""
     source = tmp_path / "fill.cpp"
     source.write_text(FILL_MEMORY)
     subprocess.run(["g++", "-O1", "-o", str(tmp_path / "fill"), str(source)], check=True, timeout=120)
     limits = drill_common.run_limits(gd.TIMEOUT_S)
-    with busy_core(3), gd.Sandbox(gpu=False) as box:
+    with busy_core(7) as pin, gd.Sandbox(gpu=False) as box:
         box.put("fill", tmp_path / "fill", executable=True)
-        out = box.run(["./fill"], limits)
+        out = box.run([*pin, "./fill"], limits)
     assert out.limit == f"memory limit {limits.memory_bytes >> 30} GiB exceeded", out.describe()
+    assert out.wall_s > limits.wall_s, f"the core was not busy enough to test anything: {out.wall_s:.1f} s of wall"
 
 
 @slow
