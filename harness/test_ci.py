@@ -140,6 +140,24 @@ def test_args_keeps_the_shells_quoting(fake_pytest):
     assert args[args.index("-k") + 1] == "stretch or trace" and "-x" in args, args
 
 
+@pytest.mark.parametrize("machine", ["cpu", "gpu"])
+def test_the_corpus_is_cut_into_parts_of_about_a_minute(machine):
+    """A part holds one exercise's entries of one kind, PART_S of weight at most (or one entry), so no
+    shard waits on one long part (a whole exercise's hostile entries were 160 s of one shard)."""
+    from scanlab import shards
+
+    pieces = shards.corpus_parts("harness/test_corpus.py", machine)
+    entries = [i for _, ids in pieces for i in ids if "::test_corpus_entry[" in i]
+    assert len(entries) == len(set(entries)) == len(re.findall(
+        r"^\[\[submission\]\]", (REPO / "harness/corpus/manifest.toml").read_text(), re.M))
+    for weight, ids in pieces:
+        counted = [i for i in ids if "::test_corpus_entry[" in i]
+        assert weight <= shards.PART_S or len(counted) == 1, (weight, counted)
+        assert len({i.split("[")[1].split("-")[0] for i in counted}) == 1, counted  # one exercise a part
+    if machine == "cpu":
+        assert len(pieces) > len({i.split("[")[1].split("-")[0] for i in entries}) * 3  # something was cut
+
+
 def test_shards_run_every_module_once_merge_their_results_and_fail_loudly(fake_pytest, tmp_path):
     modules = sorted(f"harness/{p.name}" for p in (REPO / "harness").glob("test_*.py"))
     proc, calls = fake_pytest(["harness/run-tests.sh"], SCANLAB_SHARDS="3")

@@ -72,6 +72,7 @@ POLL_S = 0.05
 # for a CPU (a busy machine: a class graded in parallel, CI's test shards) is left out, so a run that
 # fills its memory meets the memory limit however busy the cores are. A run is stopped at WALL_CAP
 # times its wall limit all the same (64 spinning processes queue each other; the CPU limit is per process).
+# Where the kernel keeps no /proc/PID/schedstat (gVisor), nothing is left out.
 WALL_CAP = 3
 TAIL_BYTES = 16 << 10
 
