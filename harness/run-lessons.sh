@@ -111,7 +111,7 @@ if ! command -v "$NVCC" >/dev/null 2>&1; then
   done
 elif ! why=$(nvidia_gpu); then
   for p in "${cuda_programs[@]}"; do skip "${p%%:*}" "$why; $colab"; done
-elif build_step "make cuda" make --no-print-directory cuda; then
+elif build_step "make cuda" make --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" cuda; then
   for p in "${cuda_programs[@]}"; do attempt "${p%%:*}" "${p#*:}"; done
   # The kernels' own traces (their traced twins, trace.cu), then their pictures where matplotlib is importable.
   attempt "day31-scan/trace.cu" "$build/day31-scan/trace" --trace-out "$build/day31-scan/race.txt"
@@ -131,7 +131,7 @@ if ! command -v "$HIPCC" >/dev/null 2>&1; then
   for p in "${hip_programs[@]}"; do skip "${p%%:*}" "hipcc not found (see SETUP.md)"; done
 elif ! why=$(amd_gpu); then
   for p in "${hip_programs[@]}"; do skip "${p%%:*}" "$why"; done
-elif build_step "make hip" make --no-print-directory hip; then
+elif build_step "make hip" make --no-print-directory -j"$(nproc 2>/dev/null || echo 2)" hip; then
   for p in "${hip_programs[@]}"; do attempt "${p%%:*}" "${p#*:}"; done
 fi
 

@@ -163,8 +163,9 @@ def test_make_run_names_a_failed_build_in_one_line_and_fails(tmp_path):
     (fake / "nvidia-smi").write_text("#!/bin/sh\necho 'GPU 0: a test double (UUID: GPU-0)'\n")
     (fake / "nvidia-smi").chmod(0o755)
     # NVIDIA_SMI=false: the drills' own Makefile then leaves Day 31 alone (the double is not a GPU).
+    # No Triton and no drills (no such Python, no such compiler): their skips are not what is tested here.
     proc = make("run", f"BUILD={tmp_path / 'build'}", PATH=f"{fake}:{os.environ['PATH']}", NVCC="/bin/false",
-                NVIDIA_SMI="false")
+                NVIDIA_SMI="false", PYTHON="/no/such/python3", CXX="/no/such/g++")
     assert proc.returncode == 2, proc.stdout + proc.stderr  # run-lessons.sh's 1, which make reports as its 2
     failed = [line for line in proc.stdout.splitlines() if line.startswith("FAILED")]
     assert failed == [f"FAILED   make cuda: the build failed (log: {tmp_path}/build/run/make_cuda.log)"], proc.stdout

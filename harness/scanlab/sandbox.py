@@ -75,6 +75,8 @@ POLL_S = 0.05
 # Where the kernel keeps no /proc/PID/schedstat (gVisor), nothing is left out.
 WALL_CAP = 3
 TAIL_BYTES = 16 << 10
+PIPE_BYTES = 1 << 20  # the run's stdout and stderr pipes, and one read of them
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
 @dataclass(frozen=True)
@@ -970,6 +972,10 @@ class Sandbox:
         buffers = {proc.stdout: bytearray(), proc.stderr: bytearray()}
         for stream in buffers:
             os.set_blocking(stream.fileno(), False)
+            try:  # a wide pipe: a run that prints in bursts (a GPU's printf buffer, flushed at a sync) seldom waits on us
+                fcntl.fcntl(stream.fileno(), F_SETPIPE_SZ, PIPE_BYTES)
+            except OSError:
+                pass
             sel.register(stream, selectors.EVENT_READ)
         dropped = 0
         limit = None
@@ -990,24 +996,30 @@ class Sandbox:
             buf += chunk[:room]
             dropped += len(chunk) - min(room, len(chunk))
 
+        counted_at = 0.0
         while True:
             for key, _ in sel.select(timeout=POLL_S):
-                try:
-                    chunk = os.read(key.fileobj.fileno(), 1 << 16)
-                except BlockingIOError:
-                    continue
-                if chunk:
+                # What there is, in large reads (at most 16 MiB, then the limits are checked again): on a loaded
+                # machine one small read a wake-up let a run that printed megabytes wait on its full pipe past a
+                # GPU launch's time limit.
+                for _ in range(16):
+                    try:
+                        chunk = os.read(key.fileobj.fileno(), PIPE_BYTES)
+                    except BlockingIOError:
+                        break
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                        break
                     take(key.fileobj, chunk)
-                else:
-                    sel.unregister(key.fileobj)
             now = time.monotonic()
             if status is None:
                 pid, status_word, usage = os.wait4(proc.pid, os.WNOHANG)
                 if pid:
                     status, ended_at = status_word, now
                     cpu_used = usage.ru_utime + usage.ru_stime
-            if self.root:
+            if self.root and now - counted_at >= POLL_S:  # a scan of /proc: once a poll interval at most
                 most_processes = max(most_processes, len(processes_of(self.uid)))
+                counted_at = now
             if status is None:
                 if not self.mounted and _fs_used(self.scratch) - self._disk_start > self.disk_bytes:
                     limit = f"disk limit {_size(self.disk_bytes)} exceeded (the scratch folder is full)"

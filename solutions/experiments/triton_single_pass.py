@@ -207,9 +207,19 @@ def check_floats(sp, block, warps, gen, failures):
 # %%
 # The benchmark
 # -------------
-def median_ms(fn, flush, reps=20, warmups=2):
+QUEUE_CYCLES = 400_000  # about 0.2 ms of GPU clock: longer than any host launch below
+
+
+def median_ms(fn, flush, reps=20, warmups=2, queue=True):
+    """Median device-event time of fn() with a cold L2. queue: first a GPU-side wait
+    (torch.cuda._sleep), so that the flush, the start event, fn's launch and the stop event are all
+    queued before the GPU reaches them and the events bracket GPU work only. Without it a launch that
+    costs the host more than the flush takes (Triton's Python launcher: tens of microseconds, a
+    2^21 scan's whole run) is timed as GPU idle between the events."""
     times = []
     for r in range(reps + warmups):
+        if queue:
+            torch.cuda._sleep(QUEUE_CYCLES)
         flush.zero_()  # the L2 cleaned before every repetition
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
@@ -221,14 +231,14 @@ def median_ms(fn, flush, reps=20, warmups=2):
     return statistics.median(times)
 
 
-def bench(sp, max_log2, reps, gen, flush):
+def bench(sp, min_log2, max_log2, reps, gen, flush, queue=True):
     # The configuration: the best of CONFIGS at 2^26 float32 inclusive.
     n = 1 << min(26, max_log2)
     x = integer_data(n, torch.float32, gen).cuda()
     out = torch.empty_like(x)
     tuned = []
     for block, warps in CONFIGS:
-        ms = median_ms(lambda: sp.scan(x, False, out, block, warps), flush, reps=max(5, reps // 2))
+        ms = median_ms(lambda: sp.scan(x, False, out, block, warps), flush, reps=max(5, reps // 2), queue=queue)
         tuned.append((ms, block, warps))
         print(f"triton tune n=2^{n.bit_length() - 1} BLOCK {block:5} warps {warps:2}: {ms:.4f} ms "
               f"{2 * n * 4 / (ms * 1e6):.1f} GB/s")
@@ -237,11 +247,11 @@ def bench(sp, max_log2, reps, gen, flush):
     print(f"{'triton n':<14} {'type':8} {'copy GB/s':>9} {'incl GB/s':>9} {'excl GB/s':>9} {'cumsum GB/s':>11} "
           f"{'incl/cumsum':>11} {'of copy':>7}")
     slowest = None
-    for k in range(20, max_log2 + 1):
+    for k in range(min_log2, max_log2 + 1):
         n = 1 << k
         src = torch.empty(n, dtype=torch.float32, device="cuda")
         dst = torch.empty_like(src)
-        copy_ms = median_ms(lambda: dst.copy_(src), flush, reps)
+        copy_ms = median_ms(lambda: dst.copy_(src), flush, reps, queue=queue)
         del src, dst
         for dtype in (torch.float32, torch.int32):
             x = integer_data(n, dtype, gen).cuda()
@@ -254,9 +264,9 @@ def bench(sp, max_log2, reps, gen, flush):
                     i = int((out != expected).nonzero()[0])
                     raise SystemExit(f"triton FAILED: n={n} {dtype} {'exclusive' if exclusive else 'inclusive'}: "
                                      f"out[{i}] is {out[i].item()}, should be {expected[i].item()}")
-            incl = median_ms(lambda: sp.scan(x, False, out, block, warps), flush, reps)
-            excl = median_ms(lambda: sp.scan(x, True, out, block, warps), flush, reps)
-            cum = median_ms(lambda: torch.cumsum(x, 0, dtype=dtype, out=ref), flush, reps)
+            incl = median_ms(lambda: sp.scan(x, False, out, block, warps), flush, reps, queue=queue)
+            excl = median_ms(lambda: sp.scan(x, True, out, block, warps), flush, reps, queue=queue)
+            cum = median_ms(lambda: torch.cumsum(x, 0, dtype=dtype, out=ref), flush, reps, queue=queue)
             gbs = lambda ms: 2 * n * 4 / (ms * 1e6)
             ratio = cum / incl
             if slowest is None or ratio < slowest[0]:
@@ -265,7 +275,7 @@ def bench(sp, max_log2, reps, gen, flush):
                   f"{gbs(cum):11.1f} {ratio:10.2f}x {gbs(incl) / gbs(copy_ms):7.2f}")
             del x, out, ref
     if slowest:
-        print(f"triton target: at least torch.cumsum from 2^20 up: slowest {slowest[0]:.2f}x at 2^{slowest[1]} "
+        print(f"triton target: at least torch.cumsum from 2^{min_log2} up: slowest {slowest[0]:.2f}x at 2^{slowest[1]} "
               f"{slowest[2]} -> {'met' if slowest[0] >= 1.0 else 'not met'}")
 
 
@@ -273,14 +283,17 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="A single-pass (decoupled look-back) Triton scan, checked and timed")
     parser.add_argument("--check", action="store_true", help="the checks only")
     parser.add_argument("--max-log2", type=int, default=28, help="time n = 2^20 .. 2^K (20..28, default 28)")
+    parser.add_argument("--min-log2", type=int, default=20, help="time from n = 2^K (20..28, default 20)")
     parser.add_argument("--reps", type=int, default=20, help="timed repetitions, median reported")
+    parser.add_argument("--no-queue", action="store_true",
+                        help="time without the GPU-side wait before each repetition (host launch cost included)")
     parser.add_argument("--seed", type=int, default=1)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exit_:
         return EXIT_PASS if exit_.code == 0 else EXIT_USAGE
-    if not 20 <= args.max_log2 <= 28 or args.reps < 1:
-        print("triton_single_pass: want 20 <= --max-log2 <= 28 and --reps >= 1", file=sys.stderr)
+    if not 20 <= args.min_log2 <= args.max_log2 <= 28 or args.reps < 1:
+        print("triton_single_pass: want 20 <= --min-log2 <= --max-log2 <= 28 and --reps >= 1", file=sys.stderr)
         return EXIT_USAGE
     if not HAVE:
         print(f"triton_single_pass: no usable GPU stack: {MISSING}", file=sys.stderr)
@@ -309,7 +322,7 @@ def main(argv=None) -> int:
         if not args.check:
             flush = torch.empty(2 * torch.cuda.get_device_properties(0).L2_cache_size // 4 + (1 << 20),
                                 dtype=torch.int32, device="cuda")
-            bench(sp, args.max_log2, args.reps, gen, flush)
+            bench(sp, args.min_log2, args.max_log2, args.reps, gen, flush, queue=not args.no_queue)
     except SystemExit as stop:
         print(stop)
         return EXIT_FAIL

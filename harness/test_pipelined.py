@@ -1,0 +1,108 @@
+"""The pipelined scan (solutions/pipelined_scan.cu, sm_90 only, through solutions/experiments/pipelined_bench.cu).
+
+CPU: its bench and its ablation build for sm_90 without warnings; the measured defaults and every
+ablation knob are in the source. GPU (sm_90): the checks and the stress suite pass, memcheck and
+synccheck are clean (racecheck does not model the bulk copies' writes). Its timings:
+solutions/README-pipelined.md, from solutions/experiments/run_pipelined_device.sh.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from scanlab import env
+from scanlab.sanitizer import sanitize
+
+REPO = Path(__file__).resolve().parent.parent
+
+PIPELINED_BENCH = REPO / "solutions" / "experiments" / "pipelined_bench.cu"
+# Its two builds: the bench (with CUB) and the ablation (every design step's build in one binary).
+PIPELINED_BUILDS = {"pipelined_bench": [], "ablation": ["-DPIPE_NO_CUB", "-DPIPE_ABLATION"]}
+PIPELINED_TOOLS = ["memcheck", "synccheck"]  # racecheck does not model the bulk copies' writes
+
+
+@pytest.fixture(scope="module")
+def pipelined_builds(tmp_path_factory) -> dict:
+    """Both builds, side by side: {name: (CompletedProcess, output path, the command)}."""
+    nvcc = env.require_nvcc()
+    out = tmp_path_factory.mktemp("pipelined")
+
+    def build(name):
+        target = out / name
+        cmd = [nvcc, "-std=c++17", "-O3", "-arch=sm_90", "-lineinfo", "-Xcompiler", "-Wall,-Wextra",
+               *PIPELINED_BUILDS[name], "-o", str(target), str(PIPELINED_BENCH)]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=REPO / "solutions")
+        return proc, target, " ".join(cmd)
+
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(PIPELINED_BUILDS, pool.map(build, PIPELINED_BUILDS)))
+
+
+@pytest.mark.cuda
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(PIPELINED_BUILDS))
+def test_the_pipelined_scan_builds_for_sm90_without_warnings(name, pipelined_builds):
+    proc, target, cmd = pipelined_builds[name]
+    assert proc.returncode == 0 and target.is_file(), f"{cmd}\n{proc.stderr}"
+    assert "warning" not in proc.stderr.lower(), f"{cmd}\n{proc.stderr}"
+
+
+def test_the_pipelined_scan_keeps_the_measured_defaults_and_the_ablation_knobs():
+    """The defaults are the H200 sweep's fastest shape and crossover; every ablation knob exists."""
+    text = (REPO / "solutions" / "pipelined_scan.cu").read_text()
+    for knob, default in (("STAGES", "12"), ("TILE_KIB", "16"), ("CROSSOVER_LOG2", "23"), ("PUBLISH", "0"),
+                          ("LOOKAHEAD_WARP", "1"), ("PERSISTENT", "1"), ("BULK_STORE", "0")):
+        assert re.search(rf"#ifndef PIPE_{knob}\n#define PIPE_{knob} {default}\b", text), knob
+    assert "--ablation" in PIPELINED_BENCH.read_text()
+
+
+def skip_unless_sm90(result) -> None:
+    """pipelined_bench exits 3 (no usable GPU) on a GPU without sm_90 code: skip, saying so."""
+    if result.returncode == 3:
+        pytest.skip(f"pipelined_bench runs on sm_90 only: {(result.stdout + result.stderr).strip()[-300:]}")
+
+
+@pytest.fixture(scope="module")
+def pipelined_runs(pipelined_builds) -> dict:
+    """The stress suite first, alone (its watchdog must not see the sanitizers' slow launches; about 25 s on
+    the H200), then memcheck and synccheck side by side: {"stress": CompletedProcess, tool: Report}."""
+    bench = str(pipelined_builds["pipelined_bench"][1])
+    stress = subprocess.run([bench, "--check-only", "--stress", "--seed", "1", "--timeout", "60"],
+                            capture_output=True, text=True, timeout=600)
+    with ThreadPoolExecutor(len(PIPELINED_TOOLS)) as pool:
+        reports = dict(zip(PIPELINED_TOOLS, pool.map(
+            lambda tool: sanitize(tool, [bench, "--quick", "--seed", "11", "--timeout", "300"], timeout=1800),
+            PIPELINED_TOOLS)))
+    return {"stress": stress, **reports}
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.slow
+def test_the_pipelined_scan_passes_its_checks_and_stress_on_sm90(pipelined_runs):
+    """Every awkward size (0, 1, 3, tile - 1, tile, tile + 1, fewer tiles than SMs, ragged ends, the
+    dispatcher on both sides of its crossover), float32 and int32, both scans, exactly; every tile
+    scanned once and the counter at tiles + grid; the small-tile builds at 2^28, 8 launches back to back."""
+    proc = pipelined_runs["stress"]
+    skip_unless_sm90(proc)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+    last = proc.stdout.strip().splitlines()[-1]
+    assert last.startswith("all ") and "gated checks passed" in last, last
+    assert "HUNG" not in proc.stdout and " 1048576 " in proc.stdout  # 2^28 in 256-element tiles
+    for why in ("empty: no launch", "tile + 1", "fewer tiles than SMs", "the tightest ring", "n not a multiple of 4"):
+        assert why in proc.stdout, why
+
+
+@pytest.mark.gpu
+@pytest.mark.cuda
+@pytest.mark.slow
+@pytest.mark.parametrize("tool", PIPELINED_TOOLS)
+def test_the_pipelined_scan_is_clean_under_memcheck_and_synccheck(tool, pipelined_runs, sanitizer):
+    report = pipelined_runs[tool]
+    skip_unless_sm90(report.result)
+    assert report.result.returncode == 0 and report.clean, report.result.describe()
