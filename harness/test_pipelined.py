@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -106,3 +107,12 @@ def test_the_pipelined_scan_is_clean_under_memcheck_and_synccheck(tool, pipeline
     report = pipelined_runs[tool]
     skip_unless_sm90(report.result)
     assert report.result.returncode == 0 and report.clean, report.result.describe()
+
+
+@pytest.mark.parametrize("args", [["--min-log2", "24", "--max-log2", "22"], ["--min-log2", "19"], ["--reps", "0"]])
+def test_the_triton_single_pass_refuses_a_bad_range_with_status_2_and_one_line(args):
+    """Checked before torch is imported: the same answer with or without a GPU."""
+    proc = subprocess.run([sys.executable, str(REPO / "solutions" / "experiments" / "triton_single_pass.py"), *args],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stdout + proc.stderr
+    assert proc.stderr.strip() == "triton_single_pass: want 20 <= --min-log2 <= --max-log2 <= 28 and --reps >= 1"

@@ -25,9 +25,9 @@ from pathlib import Path
 HARNESS = Path(__file__).resolve().parent.parent
 DEFAULT = 10
 # Seconds per module in the strict suite, per kind of machine (a module not listed counts as
-# DEFAULT). "gpu": the H100/H200 machine (16 cores), 2026-12-05 (each test's setup and call times in an
-# eight-shard .ci/gpu run on the H100; make run's builds since go side by side, estimated). "cpu": a 2-core machine without a GPU (three-shard CI=true .ci/run, 2026-12-04,
-# after the release's make test left out the lesson builds), where the GPU tests skip.
+# DEFAULT). "gpu": the H100/H200 machine (16 cores): each test's setup and call times in an eight-shard
+# .ci/gpu run on the H100, 2026-12-05 (make run's builds since go side by side: estimated). "cpu": a
+# 2-core machine without a GPU (three-shard CI=true .ci/run, 2026-12-04), where the GPU tests skip.
 WEIGHTS = {
     "gpu": {
         "test_stretch_programs.py": 340, "test_pipelined.py": 90, "test_colab.py": 240, "test_class.py": 265, "test_release.py": 200,
@@ -48,12 +48,13 @@ WEIGHTS = {
 }
 # test_corpus.py (about 330 s on a 2-core machine) is one test path but several shards' work: each
 # exercise's entries of each kind are parts of their own (lists of node ids, at most PART_S of weight
-# each), weighed by what an entry costs: on the H100 machine (2026-12-05) a GPU exercise's plain entry
-# about 15 s (Day 31 11 s, drill 05 30 s), a CPU one's about 3 s, and a hostile entry 2.6 times that; on a 2-core machine (three-shard CI=true .ci/run, 2026-12-05) a CPU exercise's
-# hostile entry about 7 s (it meets limits, and the untouched starter is graded after it), any other
-# about 2.7 s, and a GPU exercise's entries skip. The module's other tests go with the lightest part.
+# each), weighed by what an entry costs. On the H100 machine (2026-12-05) a GPU exercise's plain entry
+# about 15 s (Day 31 11 s, drill 05 30 s), a CPU one's about 3 s. On a 2-core machine (three-shard
+# CI=true .ci/run, 2026-12-05) a CPU exercise's plain entry about 2.7 s, and a GPU exercise's entries
+# skip. On both a hostile entry costs about 2.6 times a plain one (it meets limits, and the untouched
+# starter is graded after it). The module's other tests go with the lightest part.
 CORPUS_ENTRY_S = {"gpu": {True: 15, False: 3}, "cpu": {True: 0.1, False: 2.7}}
-HOSTILE_TIMES = {"gpu": 2.6, "cpu": 2.6}  # a hostile entry against any other (its follow-up grade, its limits)
+HOSTILE_TIMES = 2.6  # a hostile entry against a plain one, on either machine
 PART_S = 60
 
 
@@ -77,7 +78,7 @@ def corpus_parts(module: str, kind: str) -> list[tuple[float, list[str]]]:
     parts: dict[tuple[str, str], list] = {}
     for entry in entries:
         cost = CORPUS_ENTRY_S[kind][entry["exercise"] in registry.NEEDS_GPU]
-        cost *= HOSTILE_TIMES[kind] if entry["kind"] == "hostile" else 1
+        cost *= HOSTILE_TIMES if entry["kind"] == "hostile" else 1
         group = parts.setdefault((entry["exercise"], entry["kind"]), [[0, []]])
         if group[-1][1] and group[-1][0] + cost > PART_S:
             group.append([0, []])
