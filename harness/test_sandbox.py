@@ -127,13 +127,13 @@ def busy_program(tmp_path_factory) -> Path:
 
 
 def test_the_wall_limit_leaves_out_time_spent_waiting_for_a_cpu(mode, busy_program, busy_core):
-    """On one core shared with four spinners, a run that needs 0.25 s of CPU takes about 1.25 s of wall: under
+    """On one core shared with seven spinners, a run that needs 0.25 s of CPU takes about 2 s of wall: under
     a 1 s wall limit it finishes, because the time it waited for the core is not counted. One that needs 5 s
     of CPU beside seven spinners would count 0.5 s only after about 4 s: it is stopped at WALL_CAP times the
     wall limit all the same. (A sleep, which waits for no CPU, meets the plain wall limit: test_time_limits.)"""
     with Sandbox() as box:
         box.put("busy", busy_program, executable=True)
-        with busy_core(4) as pin:
+        with busy_core(7) as pin:
             shared = box.run([*pin, "./busy", "0.25"], Limits(cpu_s=10, wall_s=1))
         with busy_core(7) as pin:
             capped = box.run([*pin, "./busy", "5"], Limits(cpu_s=10, wall_s=0.5))

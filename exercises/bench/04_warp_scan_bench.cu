@@ -30,6 +30,7 @@
 //   ./04_warp_scan                 both widths: every check, then the timing at n = 2^24
 //   ./04_warp_scan --width 64      the 64-lane groups only (--width 32, --width both)
 //   ./04_warp_scan --n 0           checks only, nothing timed (--n N: time at N elements)
+//   ./04_warp_scan --quick         checks at small sizes only, nothing timed (for compute-sanitizer)
 //   ./04_warp_scan --seed 7        the same random input and random sizes again
 //   ./04_warp_scan --help          every flag
 //
@@ -314,14 +315,17 @@ struct Options {
     uint64_t seed = 0;
     bool seed_given = false;
     bool width[2] = {true, true};  // kWidths[0] = 32, kWidths[1] = 64
+    bool quick = false;            // small check sizes, nothing timed
 };
 
 static void printUsage(FILE* to) {
     std::fprintf(to,
-                 "usage: 04_warp_scan [--n N] [--seed S] [--width 32|64|both] [--help]\n"
+                 "usage: 04_warp_scan [--n N | --quick] [--seed S] [--width 32|64|both] [--help]\n"
                  "\n"
                  "  --n N          elements in the timed runs, 0..%zu (default %zu); 0 checks only.\n"
                  "                 The checks always run their own fixed list of sizes.\n"
+                 "  --quick        checks at small sizes only (many tiles up to 2^16), nothing\n"
+                 "                 timed: for compute-sanitizer\n"
                  "  --seed S       seed of the random input and of the random check sizes\n"
                  "                 (default: drawn from the clock, and printed)\n"
                  "  --width W      lane-group width: 32, 64 or both (default both)\n"
@@ -334,6 +338,7 @@ static void printUsage(FILE* to) {
 
 static Options parseOptions(int argc, char** argv) {
     Options opt;
+    bool n_given = false;
     for (int a = 1; a < argc; ++a) {
         std::string flag = argv[a];
         std::string value;
@@ -359,6 +364,10 @@ static Options parseOptions(int argc, char** argv) {
             unsigned long long n = 0;
             if (!parseUnsigned(v.c_str(), kMaxN, n)) usageError("--n wants a whole number from 0 to 2^30, not '%s'", v.c_str());
             opt.n = size_t(n);
+            n_given = true;
+        } else if (flag == "--quick") {
+            if (has_value) usageError("%s takes no value", flag.c_str());
+            opt.quick = true;
         } else if (flag == "--seed") {
             const std::string v = needValue();
             unsigned long long s = 0;
@@ -374,6 +383,8 @@ static Options parseOptions(int argc, char** argv) {
             usageError("unknown argument '%s'", argv[a]);
         }
     }
+    if (opt.quick && n_given) usageError("%s checks its own small sizes: it does not combine with --n", "--quick");
+    if (opt.quick) opt.n = 0;
     return opt;
 }
 
@@ -489,22 +500,26 @@ struct Size {
     std::string why;
 };
 
-// Every size and the reason it is there. The random ones come from the seed.
-static std::vector<Size> checkSizes(unsigned int tile, uint64_t seed) {
+// Every size and the reason it is there. The random ones come from the seed. --quick
+// (compute-sanitizer) keeps every reason at a sixteenth of the size: many tiles up to 2^16.
+static std::vector<Size> checkSizes(unsigned int tile, uint64_t seed, bool quick) {
     uint64_t state = seed ^ (uint64_t(tile) << 32);
+    const int reach = quick ? 16 : 20;  // the many-tile sizes go up to 2^reach
+    const size_t full_tiles = quick ? kManyTiles / 25 : kManyTiles;
     const size_t small = 2 + size_t(splitmix64(state) % (tile - 2));                     // 2 .. tile - 1
     const size_t few = tile + 2 + size_t(splitmix64(state) % (7 * size_t(tile) - 2));    // tile + 2 .. 8 tile - 1
-    const size_t many = 8 * size_t(tile) + size_t(splitmix64(state) % ((size_t(1) << 20) - 8 * tile));
+    const size_t many = 8 * size_t(tile) + size_t(splitmix64(state) % ((size_t(1) << reach) - 8 * tile));
+    const std::string power = "2^" + num(reach);
     return {{0, "empty: no launch, nothing written"},
             {1, "one element: lane 0 of group 0 alone"},
             {tile - 1, "tile - 1: the last lane loads the identity"},
             {tile, "one full tile"},
             {tile + 1, "tile + 1: the second tile holds one element"},
-            {(size_t(1) << 20) + 3, "2^20 + 3: many tiles, the last holds 3"},
-            {kManyTiles * tile, "1000 full tiles, none partial"},
+            {(size_t(1) << reach) + 3, power + " + 3: many tiles, the last holds 3"},
+            {full_tiles * tile, num(full_tiles) + " full tiles, none partial"},
             {small, "random, under one tile"},
             {few, "random, a few tiles"},
-            {many, "random, up to 2^20"}};
+            {many, "random, up to " + power}};
 }
 
 // Where element i sits: its tile (block), group and lane.
@@ -531,6 +546,7 @@ struct CheckBuffers {
     float* d_in_f = nullptr;
     int32_t* d_in_i = nullptr;
     void* d_out = nullptr;  // room for the largest size, as float or int32
+    bool quick = false;     // --quick: checkSizes' small list
 };
 
 template <class T>
@@ -639,7 +655,7 @@ static FirstFailure runChecks(int width, const std::string& story, const CheckBu
         float* const out_f = static_cast<float*>(b.d_out);
         int32_t* const out_i = static_cast<int32_t*>(b.d_out);
 
-        for (const Size& s : checkSizes(block, seed)) {
+        for (const Size& s : checkSizes(block, seed, b.quick)) {
             struct Result {
                 const char* what;
                 Mismatch m;
@@ -788,14 +804,15 @@ int main(int argc, char** argv) {
                 "integers in -2^20..2^20\n",
                 opt.seed, opt.seed);
     std::printf("Checks: blocks of 64, 256 and 1024 threads, one tile per block, at each block's list of sizes below\n");
-    std::printf("Timing: %s\n\n", opt.n > 0 ? ("n = " + num(opt.n) + " floats").c_str() : "none (--n 0)");
+    std::printf("Timing: %s\n\n", opt.n > 0 ? ("n = " + num(opt.n) + " floats").c_str() : opt.quick ? "none (--quick)" : "none (--n 0)");
 
     // Check buffers: the largest check size, float and int32 inputs, one output.
     size_t largest = 0;
     for (unsigned int block : kBlocks) {
-        for (const Size& s : checkSizes(block, opt.seed)) largest = std::max(largest, s.n);
+        for (const Size& s : checkSizes(block, opt.seed, opt.quick)) largest = std::max(largest, s.n);
     }
     CheckBuffers b;
+    b.quick = opt.quick;
     b.in_f = makeFloatInput(largest, opt.seed);
     b.in_i = makeIntInput(largest, opt.seed);
     CUDA_CHECK(cudaMalloc(&b.d_in_f, largest * sizeof(float)));

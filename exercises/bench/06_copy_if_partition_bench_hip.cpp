@@ -45,6 +45,7 @@
 //   ./06_copy_if_partition_hip              every table, then copy_if and partition timed at 2^24
 //   ./06_copy_if_partition_hip --seed 7     the same random sizes and values again (the seed is printed)
 //   ./06_copy_if_partition_hip --n 1000     quicker: the --n row of each table, and the timing, at 1000
+//   ./06_copy_if_partition_hip --quick      small sizes only (up to 2^16 + 3), nothing timed: for compute-sanitizer
 //   ./06_copy_if_partition_hip --help       every flag
 //
 // What runs. Element types: int32, float (holding the same small integers) and pair,
@@ -352,13 +353,16 @@ struct Options {
     size_t n = kDefaultN;
     uint64_t seed = 0;
     bool seed_given = false;
+    bool quick = false;  // small sizes only, no --n row, nothing timed
 };
 
 static void printUsage(FILE* to) {
     std::fprintf(to,
-                 "usage: 06_copy_if_partition[_hip] [--n N] [--seed S] [--help]\n"
+                 "usage: 06_copy_if_partition[_hip] [--n N | --quick] [--seed S] [--help]\n"
                  "\n"
                  "  --n N      the last size of every table, and the size timed: 0..%zu (default %zu)\n"
+                 "  --quick    small sizes only (up to 2^16 + 3; no tile^2 + 1), nothing timed:\n"
+                 "             for compute-sanitizer\n"
                  "  --seed S   seed of the random sizes and values (default: drawn from the clock, printed)\n"
                  "  --help     this text\n"
                  "\n"
@@ -369,6 +373,7 @@ static void printUsage(FILE* to) {
 
 static Options parseOptions(int argc, char** argv) {
     Options opt;
+    bool n_given = false;
     for (int a = 1; a < argc; ++a) {
         std::string flag = argv[a];
         std::string value;
@@ -394,6 +399,10 @@ static Options parseOptions(int argc, char** argv) {
             unsigned long long n = 0;
             if (!parseUnsigned(v.c_str(), kMaxN, n)) usageError("--n wants a whole number from 0 to 2^28, not '%s'", v.c_str());
             opt.n = size_t(n);
+            n_given = true;
+        } else if (flag == "--quick") {
+            if (has_value) usageError("%s takes no value", flag.c_str());
+            opt.quick = true;
         } else if (flag == "--seed") {
             const std::string v = needValue();
             unsigned long long s = 0;
@@ -404,6 +413,8 @@ static Options parseOptions(int argc, char** argv) {
             usageError("unknown argument '%s'", argv[a]);
         }
     }
+    if (opt.quick && n_given) usageError("%s checks its own small sizes: it does not combine with --n", "--quick");
+    if (opt.quick) opt.n = 0;
     return opt;
 }
 
@@ -764,22 +775,28 @@ int main(int argc, char** argv) {
     std::printf("GPU: %s (%s), wavefront size %d, %d compute units, L2 cache %d MiB\n", prop.name, prop.gcnArchName,
                 prop.warpSize, prop.multiProcessorCount, prop.l2CacheSize >> 20);
 
-    // Every size says why it is there; sorted, so each table reads top to bottom.
+    // Every size says why it is there; sorted, so each table reads top to bottom. --quick
+    // (compute-sanitizer) keeps the small reasons, many tiles at 2^16 + 3, and no --n row.
     uint64_t size_state = opt.seed ^ 0x51CE51CE51CE51CEull;
+    const int reach = opt.quick ? 16 : 20;
+    const size_t ragged = (size_t(1) << reach) + 3;
     std::vector<Size> sizes{
         {0, "empty: nothing launched, count 0"},
         {1, "one element"},
         {kTile - 1, "tile - 1: one partial tile"},
         {kTile, "tile: one full tile, no recursion"},
         {kTile + 1, "tile + 1: a carry into a one-element tile"},
-        {(size_t(1) << 20) + 3, "2^20 + 3: 513 tiles, the last one ragged"},
-        {kTile * kTile + 1, "tile^2 + 1: 2049 tiles, the scan recurses twice"},
+        {ragged, "2^" + num(reach) + " + 3: " + num((ragged + kTile - 1) / kTile) + " tiles, the last one ragged"},
         {2 + splitmix64(size_state) % (4 * kTile - 2), "random, under 4 tiles"},
         {4 * kTile + splitmix64(size_state) % ((size_t(1) << 18) - 4 * kTile), "random, 4 tiles .. 2^18"},
-        {(size_t(1) << 18) + splitmix64(size_state) % ((size_t(1) << 22) - (size_t(1) << 18)), "random, 2^18 .. 2^22"},
     };
+    const size_t beyond = (size_t(1) << 18) + splitmix64(size_state) % ((size_t(1) << 22) - (size_t(1) << 18));
+    if (!opt.quick) {
+        sizes.push_back({kTile * kTile + 1, "tile^2 + 1: 2049 tiles, the scan recurses twice"});
+        sizes.push_back({beyond, "random, 2^18 .. 2^22"});
+    }
     std::stable_sort(sizes.begin(), sizes.end(), [](const Size& a, const Size& b) { return a.n < b.n; });
-    sizes.push_back({opt.n, "--n: checked here, then timed"});
+    if (!opt.quick) sizes.push_back({opt.n, "--n: checked here, then timed"});
     size_t max_n = 0;
     for (const Size& s : sizes) max_n = std::max(max_n, s.n);
 
