@@ -351,6 +351,19 @@ def bench(*args: str, env_: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(BENCH), *args], capture_output=True, text=True, timeout=600, env=env_)
 
 
+@pytest.mark.cuda
+@pytest.mark.slow
+@pytest.mark.parametrize("name", STRETCH)
+def test_stretch_benches_refuse_quick_with_another_size(name, stretch_build):
+    """--quick (the sanitizers' small sizes) with a size of its own is a bad command line: status 2, one
+    line naming --quick, before any GPU is looked for (so it holds on a machine without one too)."""
+    other = ["--full"] if name == "05_lookback_scan" else ["--n", "5"]
+    for args in (["--quick", *other], ["--quick=1"]):
+        proc = subprocess.run([str(stretch_build / "solutions" / "cuda" / name), *args],
+                              capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 2 and "--quick" in proc.stderr.splitlines()[0], (args, proc.stderr)
+
+
 def test_library_benchmark_refuses_bad_command_lines_and_a_machine_without_gpu(tmp_path):
     import os
 

@@ -501,7 +501,7 @@ struct Size {
 };
 
 // Every size and the reason it is there. The random ones come from the seed. --quick
-// (compute-sanitizer) keeps every reason at a sixteenth of the size: many tiles up to 2^16.
+// (compute-sanitizer) keeps every reason at smaller sizes: many tiles up to 2^16, 40 full.
 static std::vector<Size> checkSizes(unsigned int tile, uint64_t seed, bool quick) {
     uint64_t state = seed ^ (uint64_t(tile) << 32);
     const int reach = quick ? 16 : 20;  // the many-tile sizes go up to 2^reach
