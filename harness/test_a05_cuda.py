@@ -588,7 +588,9 @@ def bank_conflicts(scan, padded: bool) -> tuple[int, int]:
             "--metrics", ",".join(NCU_METRICS), scan, "--part", "2", "--n", "65536", "--check-only"]
     if not padded:
         args.append("--no-padding")
-    result = run_on_gpu(args, timeout=300)
+    # alone: beside twelve test shards on the H100 machine, the profiled launch once failed
+    # ("unspecified launch failure", every metric nan); alone it passed every time.
+    result = run_on_gpu(args, timeout=300, alone=True)
     assert result.returncode == EXIT_PASS, result.describe()
     values = []
     for metric in NCU_METRICS:

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from scanlab import env, registry
-from scanlab.run import parse_table, run_process
+from scanlab.run import parse_table, run_on_gpu, run_process
 
 
 def flaky_run(failures: list[int]):
@@ -56,6 +56,31 @@ threads  kernel                       mismatches   first bad  gated
 
 last line
 """
+
+
+def test_a_run_alone_on_the_gpu_waits_for_the_graders_turn():
+    """run_on_gpu(alone=True) (the profiler's) takes the machine's GPU turn that every grader's GPU run holds."""
+    import threading
+    import time
+
+    from scanlab.sandbox import gpu_turn
+
+    held, release = threading.Event(), threading.Event()
+
+    def holder():
+        with gpu_turn():
+            held.set()
+            release.wait(10)
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    held.wait(10)
+    threading.Timer(0.5, release.set).start()
+    start = time.monotonic()
+    result = run_on_gpu(["true"], timeout=30, alone=True)
+    waited = time.monotonic() - start
+    thread.join()
+    assert result.returncode == 0 and waited >= 0.4, f"ran after {waited:.2f} s while the turn was held for 0.5 s"
 
 
 def test_parse_table_reads_rows_by_header():

@@ -70,8 +70,14 @@ def run(command: list, timeout: float = 300, env_vars: dict | None = None, cwd: 
     return Result(command, proc.returncode, proc.stdout, proc.stderr)
 
 
-def run_on_gpu(command: list, timeout: float = 300, **kwargs) -> Result:
-    """Run a program that needs the GPU; its own 'no usable GPU' status skips (or fails, when strict)."""
+def run_on_gpu(command: list, timeout: float = 300, alone: bool = False, **kwargs) -> Result:
+    """Run a program that needs the GPU; its own 'no usable GPU' status skips (or fails, when strict).
+    alone: with the GPU to itself (sandbox.gpu_turn, the graders' machine-wide turn), as a profiler needs."""
+    if alone:
+        from .sandbox import gpu_turn
+
+        with gpu_turn():
+            return run_on_gpu(command, timeout, **kwargs)
     result = run(command, timeout=timeout, **kwargs)
     if result.returncode == EXIT_NO_GPU:
         env.unavailable("gpu", f"the program reports no usable GPU: {result.stderr.strip()}")

@@ -811,10 +811,11 @@ def _leftovers_of(uid: int) -> None:
 
 
 @contextlib.contextmanager
-def _gpu_turn():
+def gpu_turn():
     """One GPU run at a time on this machine, whichever grader (or test process) asks: a GPU shared
     by time slices would stretch one run's launches past their per-launch limit and call a right
-    kernel hung. A lock file in the temporary folder, never followed if it is a link."""
+    kernel hung (and a profiler's replayed launch failed beside others). A lock file in the
+    temporary folder, never followed if it is a link."""
     path = os.path.join(tempfile.gettempdir(), "scanlab-gpu.lock")
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
@@ -895,7 +896,7 @@ class Sandbox:
     # -- running
     def run(self, command: list[str], limits: Limits = Limits(), stdin: bytes | None = None) -> Outcome:
         if self.gpu and not limits.compiler:
-            with _gpu_turn():
+            with gpu_turn():
                 return self._run(command, limits, stdin)
         return self._run(command, limits, stdin)
 
