@@ -219,10 +219,13 @@ def suspects() -> dict[int, str]:
 def leftovers(before: dict[int, str]) -> list[str]:
     """New suspects still alive 0.5 s after the grade.
 
-    Then they are killed by pid, so that one failure does not spill into the next
-    test: the evil-* ones are named by the corpus, so started by the submission this
-    test ran, and the uids are this module's own range (SANDBOX_UIDS), which no other
-    grading on the machine draws from."""
+    None alive at once means none later: only a live one could start another. One still
+    dying gets the 0.5 s. Survivors are killed by pid, so that one failure does not spill
+    into the next test: the evil-* ones are named by the corpus, so started by the
+    submission this test ran, and the uids are this module's own range (SANDBOX_UIDS),
+    which no other grading on the machine draws from."""
+    if not any(pid not in before for pid in suspects()):
+        return []
     time.sleep(0.5)
     left = {pid: what for pid, what in suspects().items() if pid not in before}
     for pid in left:
