@@ -10,10 +10,16 @@
 #   make hip  [GPU_ARCH=gfx942]           build the HIP programs for an AMD GPU
 #   make run-hip                          build and run them
 #   make sanitize                         compute-sanitizer racecheck + initcheck on Day 31
-#   make exercises | solutions            build the exercises and their solutions
+#   make exercises                        build the exercises (the drills' starters)
+#   make solutions                        build their solutions
 #   make autograder [EXERCISES="..."]     build/autograder.zip for Gradescope (no solutions in it)
 #   make student-release REPO=org/name    build/student-release/: what students get, no answers, to publish as org/name
 #   make clean                            remove build/
+#
+# The student release (make student-release) has no solutions/, harness/gradescope/ or
+# harness/student-release.py: there make help leaves out solutions, autograder and student-release,
+# and each says in one line that this copy lacks what it needs and stops (its recipe's status 1,
+# which make reports as its 2), under make -n too.
 #
 # Every binary lands under build/, never next to its source. nvcc and compute-sanitizer are
 # found where the harness finds them (harness/find-cuda-tool.sh: the PATH, $CUDA_HOME/bin,
@@ -50,8 +56,17 @@ DAY31_TRACE := $(BUILD)/day31-scan/trace
 
 all: cuda
 
+# What a target needs that the student release leaves out, and the targets this copy lacks it for.
+NEEDS_solutions := solutions/Makefile
+NEEDS_autograder := harness/gradescope/make_autograder.py
+NEEDS_student-release := harness/student-release.py
+LACKING := $(foreach t,solutions autograder student-release,$(if $(wildcard $(TOP)/$(NEEDS_$(t))),,$(t)))
+# $(call needs,WHY): a recipe's first line: where this copy has no $(NEEDS_<target>), one line and
+# status 1. `+` runs it under make -n as well, so a dry run is refused like the real one.
+needs = +@test -e $(TOP)/$(NEEDS_$@) || { echo "make $@: $(1)" >&2; exit 1; }
+
 help:
-	@sed -n 's/^#   make /make /p' $(TOP)/Makefile
+	@sed -n 's/^#   make /make /p' $(TOP)/Makefile $(foreach t,$(LACKING),| grep -v '^make $(t) ')
 
 # Says which nvcc the build uses, or, without one, where it looked (one line, status 1).
 need-nvcc:
@@ -109,11 +124,13 @@ exercises:
 	$(MAKE) -C exercises
 
 solutions:
+	$(call needs,this copy has no solutions/ (the student release leaves the answers out); build them in the course repository)
 	$(MAKE) -C solutions
 
 # Gradescope's autograder zip: harness and starters, never solutions/ (harness/README.md, "Gradescope").
 # EXERCISES="day31 drill01 drill02 drill03 drill04": what it grades (default: the course, no stretch drill).
 autograder:
+	$(call needs,this copy has no harness/gradescope/ (the student release leaves the instructor's autograder out); build the zip in the course repository)
 	python3 $(TOP)/harness/gradescope/make_autograder.py --out $(BUILD)/autograder.zip $(if $(EXERCISES),--exercises "$(EXERCISES)")
 
 # The student release: lessons, starters and the self-check harness, never solutions/ or the
@@ -121,7 +138,7 @@ autograder:
 # repository the release is published as, replaces COURSE-ORG/scan-lab in it; a malformed one
 # stops it with status 2 (make reports 2 as well).
 student-release:
-	@test -f $(TOP)/harness/student-release.py || { echo "make student-release: this copy is a release already; build one from the course repository" >&2; exit 1; }
+	$(call needs,this copy is a release already; build one from the course repository)
 	python3 $(TOP)/harness/student-release.py $(if $(REPO),--repo '$(REPO)') $(BUILD)/student-release
 
 clean:

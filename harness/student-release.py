@@ -95,8 +95,8 @@ LEFT_OUT = {
 SKIPPED_NAMES = {".git", ".venv", "__pycache__", ".pytest_cache", "profiling_output", ".tools"}
 SKIPPED_SUFFIXES = (".pyc",)
 
-# In the release, test_a05_cuda.py's dry run of `make -C a05-scan solutions` has nothing to
-# recurse into (the target builds ../solutions). Deselected there, by node id.
+# In the release, test_a05_cuda.py's dry run of `make -C a05-scan solutions` is refused (the target
+# builds ../solutions, which the release lacks). Deselected there, by node id.
 DESELECT = ["test_a05_cuda.py::test_module_makefile_has_the_target[solutions]"]
 
 # Drill 03's answers are searched in every text file of the release (a notebook's cells and outputs,

@@ -294,6 +294,47 @@ def test_release_make_run_passes_and_says_nothing_of_solutions(release, tmp_path
     assert re.fullmatch(r"make run: [1-9]\d* ran, 0 failed, \d+ skipped \(logs in .*\)", lines[-1]), describe(proc)
 
 
+# "make X" and "make X | Y" in a Makefile's help comment, and in what `make help` prints from it.
+HELP_TARGETS = re.compile(r"^(?:#   )?make (\S+)(?: \| (\S+))?", re.M)
+
+
+def help_targets(text: str) -> list[str]:
+    return [target for m in HELP_TARGETS.finditer(text) for target in m.groups() if target]
+
+
+@slow
+@pytest.mark.parametrize("folder", [".", "a05-scan"])
+def test_every_target_a_release_makefile_names_works_there_or_is_refused_in_one_line(release, folder, tmp_path):
+    """The release ships the repository's Makefiles, whose help once offered `make solutions` and
+    `make autograder` though solutions/ and harness/gradescope/ stay out. Each target the help comment
+    names is either offered by the release's `make help`, and its dry run (make -n: nothing is built)
+    passes and names no script the release lacks, or left out of `make help` and refused in one line
+    of its own (the recipe's status 1, which make reports as its 2), under make -n too."""
+    out, _ = release
+    where = out / folder
+    helped = run(["make", "--no-print-directory", "-C", where, "help"], out)
+    assert helped.returncode == 0, describe(helped)
+    offered = set(help_targets(helped.stdout))
+    named = help_targets((where / "Makefile").read_text())
+    assert named and offered <= set(named), (offered, named)
+    assert not offered & {"solutions", "autograder", "student-release"}, helped.stdout
+    problems = []
+    for target in named:
+        proc = run(["make", "--no-print-directory", "-n", "-C", where, target, f"BUILD={tmp_path}"], out, timeout=120)
+        if target in offered:
+            scripts = re.findall(rf"{re.escape(str(out))}/[\w./-]+\.(?:py|sh)\b", proc.stdout)
+            lacking = sorted({s for s in scripts if not Path(s).is_file()})
+            if proc.returncode != 0:
+                problems.append(f"make {target} (offered): its dry run fails; {describe(proc)}")
+            elif lacking:
+                problems.append(f"make {target} (offered): it would run {lacking}, which the release lacks")
+        else:
+            said = [line for line in proc.stderr.splitlines() if not line.startswith("make: ***")]
+            if proc.returncode != 2 or len(said) != 1 or not said[0].startswith(f"make {target}: "):
+                problems.append(f"make {target} (not offered): not refused in one line; {describe(proc)}")
+    assert problems == [], "\n\n".join(problems)
+
+
 # What the release writes itself rather than copying: every other file it shares with the
 # repository is the repository's, byte for byte (the next test counts on it).
 REWRITTEN = {"README.md": "harness/RELEASE-README.md", "harness/pytest.ini": "its deselections added"}
