@@ -422,6 +422,27 @@ def test_a05_troubleshooting_has_the_pages_seven_symptoms_and_the_float_remedies
         assert remedy in floats, remedy
 
 
+HARNESS_README = REPO / "harness" / "README.md"
+
+
+def test_harness_readme_says_what_becomes_of_what_a_submission_prints():
+    """What the graders do with a submission's output, in one place: the sandbox keeps
+    Limits.output_bytes a stream; scanlab/drill_common.note_dropped shows the first PRINTED_LINES
+    lines a drill's functions printed in self-study mode and withholds them in course mode (they
+    could carry the hidden inputs); Day 31's and the stretch drills' kernels' output is only counted.
+    The README once said it "is shown, cut at 256 KiB a stream", in every mode."""
+    from scanlab import drill_common, sandbox
+
+    text = " ".join(HARNESS_README.read_text().split())
+    assert "it is shown, cut at" not in text
+    assert text.count("never read for the verdict") == 1, "said in one place"
+    item = paragraph_with(HARNESS_README.read_text(), "What a submission prints is never read")
+    kib = sandbox.Limits().output_bytes >> 10
+    for needed in (f"keeps {kib} KiB a stream", f"first {drill_common.PRINTED_LINES} lines", "self-study mode",
+                   "in course mode it is not shown", "hidden inputs", "`reproduce:`", "kernels print is never shown"):
+        assert needed in item, (needed, item)
+
+
 def measured_vs_blelloch() -> list[float]:
     """Hillis-Steele's time as a fraction of Blelloch's, every H200 figure the A05 README records."""
     text = A05.read_text()
