@@ -970,6 +970,39 @@ def test_exercises_make_run_reports_each_starter_and_exits_0(build_dir):
         assert line in result.stdout.splitlines(), result.describe()
 
 
+STRETCH_STEMS = [Path(e.file).stem for e in registry.EXERCISES.values() if e.stretch]
+COLAB_STRETCH = ("run-stretch: no usable GPU here (each bench said why); run the stretch drills on a GPU machine "
+                 "or in the Colab notebook, ../harness/colab/scan-lab.ipynb")
+
+
+@pytest.mark.parametrize("status", [3, 1], ids=["no-usable-gpu", "starters-on-a-gpu"])
+def test_exercises_make_run_stretch_without_a_gpu_names_the_colab_route_once(tmp_path, status):
+    """The benches exit 3 without a usable GPU (their own line each); run-stretch then names the Colab
+    route once, as make run does for Day 31, and not the starting-state line (nothing ran). Faked:
+    benches that are already built (newer than their sources; NVCC=/bin/false builds nothing) and
+    exit with `status`, each with the line a real one prints."""
+    cuda = tmp_path / "exercises" / "cuda"
+    cuda.mkdir(parents=True)
+    for stem in STRETCH_STEMS:
+        bench = cuda / stem
+        bench.write_text(f"#!/bin/sh\necho '{stem}: no usable GPU: no CUDA-capable device is detected "
+                         f"(cudaErrorNoDevice)' >&2\nexit 3\n" if status == 3 else f"#!/bin/sh\nexit {status}\n")
+        bench.chmod(0o755)
+    result = run(["make", "--no-print-directory", "-C", EXERCISES, "run-stretch", f"BUILD={tmp_path}", "NVCC=/bin/false"],
+                 timeout=120)
+    assert result.returncode == 0, result.describe()
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line.startswith("==== ") and "exit status" in line] == \
+        [f"==== {stem}: exit status {status}" for stem in STRETCH_STEMS], result.describe()
+    colab = [line for line in lines if "Colab" in line]
+    starting = "run-stretch: a starter that fails is in its starting state; fill in the TODOs and run again"
+    if status == 3:
+        assert colab == [COLAB_STRETCH], result.describe()
+        assert starting not in lines and result.stderr.count("no usable GPU") == len(STRETCH_STEMS), result.describe()
+    else:
+        assert colab == [] and lines[-1] == starting, result.describe()
+
+
 @slow
 def test_solutions_make_run_passes(build_dir):
     result = run(["make", "-C", SOLUTIONS, "run", f"BUILD={build_dir}", f"PYTHON={sys.executable}",
