@@ -60,6 +60,70 @@ def test_every_command_the_workflow_runs_exists_and_is_executable(workflow):
             assert "make test" in path.read_text()
 
 
+def test_the_cpu_job_installs_python_3_9_and_names_it_to_the_strict_run(workflow):
+    """.ci/run requires python39 (the graders' tests under the oldest Python the docs promise); a
+    GitHub-hosted runner has none of its own, so the job installs one, without making it the runner's
+    python3 (the suite runs on that), and hands its path to .ci/run as SCANLAB_OLDEST_PYTHON."""
+    steps = workflow["jobs"]["cpu"]["steps"]
+    setups = [s for s in steps if str(s.get("uses", "")).startswith("actions/setup-python@")]
+    assert len(setups) == 1, "the cpu job installs Python 3.9 with actions/setup-python"
+    setup = setups[0]
+    assert setup["with"]["python-version"] == "3.9", setup  # a string: unquoted, YAML reads 3.10 as 3.1
+    assert setup["with"].get("update-environment") is False, "python3 stays the runner's own"
+    assert setup.get("id"), "an id, to read its python-path output"
+    run = next(s for s in steps if s.get("run") == ".ci/run")
+    assert steps.index(setup) < steps.index(run)
+    assert run.get("env", {}).get("SCANLAB_OLDEST_PYTHON") == f"${{{{ steps.{setup['id']}.outputs.python-path }}}}", run
+    script = (REPO / ".ci" / "run").read_text()
+    required = script.split('SCANLAB_REQUIRE="${SCANLAB_REQUIRE:-', 1)[1].split("}", 1)[0].split(",")
+    assert "python39" in required, required
+
+
+@pytest.fixture
+def ci_run(tmp_path):
+    """.ci/run with a stand-in for make that records the environment it was given (nothing is tested)."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "make").write_text(f"#!/bin/sh\nenv > {tmp_path / 'make-env'}\n")
+    (fake / "make").chmod(0o755)
+
+    def go(**env_vars: str) -> tuple[subprocess.CompletedProcess, dict | None]:
+        env = {k: v for k, v in os.environ.items() if k not in ("SCANLAB_REQUIRE", "SCANLAB_OLDEST_PYTHON",
+                                                                "SCANLAB_SHARDS", "MAKEFLAGS", "MAKELEVEL")}
+        env.update(PATH=f"{fake}:{os.environ['PATH']}", **env_vars)
+        proc = subprocess.run([str(REPO / ".ci" / "run")], cwd=REPO, env=env, capture_output=True, text=True,
+                              timeout=120)
+        made = tmp_path / "make-env"
+        seen = dict(line.split("=", 1) for line in made.read_text().splitlines() if "=" in line) if made.exists() else None
+        return proc, seen
+
+    if not (shutil.which("hipcc") and shutil.which("bwrap")):
+        pytest.skip(".ci/run would install hipcc or bubblewrap here first")
+    return go
+
+
+def test_a_strict_ci_run_without_python_3_9_stops_at_once_saying_so(ci_run, tmp_path):
+    proc, made = ci_run(SCANLAB_OLDEST_PYTHON=str(tmp_path / "no-such-python3.9"))
+    assert proc.returncode == 1 and made is None, proc.stdout + proc.stderr  # make test never ran
+    said = proc.stderr.strip().splitlines()
+    assert len(said) == 1 and said[0].startswith("ci: SCANLAB_REQUIRE names python39 but there is no Python 3.9"), \
+        proc.stderr
+    assert "actions/setup-python" in said[0] and "SCANLAB_OLDEST_PYTHON" in said[0], said[0]
+
+
+def test_a_strict_ci_run_hands_make_test_the_python_3_9_it_found(ci_run, tmp_path):
+    python = tmp_path / "python3.9"
+    python.write_text("#!/bin/sh\necho 3.9\n")  # what env.oldest_python asks it: its major.minor
+    python.chmod(0o755)
+    proc, made = ci_run(SCANLAB_OLDEST_PYTHON=str(python))
+    assert proc.returncode == 0 and made is not None, proc.stdout + proc.stderr
+    assert made["SCANLAB_OLDEST_PYTHON"] == str(python) and "python39" in made["SCANLAB_REQUIRE"].split(",")
+    assert f"ci: SCANLAB_OLDEST_PYTHON={python}" in proc.stdout.splitlines(), proc.stdout
+    # Not required, not looked for: a run that names its own list goes on without one.
+    proc, made = ci_run(SCANLAB_REQUIRE="nvcc", SCANLAB_OLDEST_PYTHON=str(tmp_path / "no-such-python3.9"))
+    assert proc.returncode == 0 and made is not None, proc.stdout + proc.stderr
+
+
 def test_the_gpu_script_requires_the_gpu_and_the_tools():
     text = (REPO / ".ci" / "gpu").read_text()
     required = text.split('SCANLAB_REQUIRE="${SCANLAB_REQUIRE:-', 1)[1].split("}", 1)[0].split(",")
