@@ -10,13 +10,14 @@
 //      block per SM, one thread loading tiles with cp.async.bulk into a ring of stages (full /
 //      empty mbarriers), one warp storing each stage back with a bulk store; swept over stages x
 //      tile KiB. If this does not reach 0.9 of the copy, the pipelined scan can not either.
-//   3. lookback_scan_timeline: an instrumented copy of the classic kernel (drill 05's answer,
-//      ../05_lookback_scan.cu, which this file #includes for its helpers; the student files are
-//      untouched) that stamps every tile with %globaltimer and clock64 at: ticket drawn, tile
-//      loaded and reduced (after the block's second barrier), aggregate published, prefix known,
-//      outputs stored (issued), and counts its look-back window reads and retries. It prints the
-//      median, 10th and 90th percentile of each phase. The staged build of the variants file is
-//      not instrumented here (its names clash with the answer's): the default build only.
+//   3. lookback_scan_timeline: the classic kernel instrumented (drill 05's answer,
+//      ../05_lookback_scan.cu, through its body with hooks, 05_lookback_hooked.cuh, which the
+//      variants file runs too; the student files are untouched): it stamps every tile with
+//      %globaltimer and clock64 at: ticket drawn, tile loaded and reduced (after the block's
+//      second barrier), aggregate published, prefix known, outputs stored (issued), and counts
+//      its look-back window reads and retries. It prints the median, 10th and 90th percentile
+//      of each phase. The variants file's staged tile is not instrumented here: the answer's
+//      register tile only.
 //
 // Build (from solutions/experiments/):
 //   nvcc -std=c++17 -O3 -arch=sm_90 -lineinfo -Xcompiler -Wall,-Wextra -o ceiling ceiling.cu
@@ -65,8 +66,11 @@ constexpr const char* kProgram = "ceiling";  // error lines start with it
     } while (0)
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
-// The classic kernel's helpers (TileShape, TunedShape, load_tile, the descriptors, the look-back).
-#include "../05_lookback_scan.cu"
+// The pipelined scan, for its mbarrier and cp.async.bulk wrappers; it #includes drill 05's
+// answer (the classic kernel, TunedShape, the descriptors and helpers). Then the classic
+// kernel's body with hooks, which part 3 instruments.
+#include "../pipelined_scan.cu"
+#include "05_lookback_hooked.cuh"
 
 struct Mismatch {
     size_t count = 0;
@@ -121,53 +125,11 @@ __global__ void __launch_bounds__(kCopyThreads) stream_copy(const V* __restrict_
 
 // ---- GPU kernels: the bulk-copy ring (the pipelined scan's data path) -----------------
 //
-// The same mbarrier and cp.async.bulk wrappers as ../pipelined_scan.cu (there with the
+// The mbarrier and cp.async.bulk wrappers are ../pipelined_scan.cu's (there with the
 // reasons). full[s]: the producer's arrive.expect_tx plus the bulk load's bytes complete it;
 // empty[s]: the storing warp's lane 0 arrives once its bulk store has finished READING the
 // stage (cp.async.bulk.wait_group.read), so the next load may overwrite it.
-__device__ __forceinline__ unsigned smem_addr(const void* p) { return unsigned(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void mbar_init(unsigned long long* bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_addr(bar)), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned long long* bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_addr(bar)) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive_expect_tx(unsigned long long* bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned long long* bar, unsigned parity) {
-    unsigned done = 0;
-    while (!done) {
-        asm volatile(
-            "{\n\t.reg .pred p;\n\t"
-            "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
-            "selp.u32 %0, 1, 0, p;\n\t}"
-            : "=r"(done)
-            : "r"(smem_addr(bar)), "r"(parity)
-            : "memory");
-    }
-}
-__device__ __forceinline__ void bulk_load(void* dst, const void* src, unsigned bytes, unsigned long long* bar) {
-    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                     smem_addr(dst)),
-                 "l"(src), "r"(bytes), "r"(smem_addr(bar))
-                 : "memory");
-}
-__device__ __forceinline__ void bulk_store(void* dst, const void* src, unsigned bytes) {
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(smem_addr(src)), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
-template <int kPending>
-__device__ __forceinline__ void bulk_wait_read() {
-    asm volatile("cp.async.bulk.wait_group.read %0;" ::"n"(kPending) : "memory");
-}
-__device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
-__device__ __forceinline__ void fence_barrier_init() {
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
+//
 // Tile k of block b is tile b + k * gridDim.x (a copy needs no order); `tile_bytes` a
 // multiple of 16 and `bytes` of tile_bytes (the host picks n so). 64 threads: warp 0's lane 0
 // loads, warp 1's lane 0 stores.
@@ -205,8 +167,9 @@ __global__ void __launch_bounds__(64) bulk_ring_copy(const char* __restrict__ in
 
 // ---- GPU kernels: the classic kernel, instrumented --------------------------------
 //
-// lookback_scan from ../05_lookback_scan.cu, line for line, with thread 0 stamping the tile
-// at five points and a copy of its look-back that also counts window reads and retries.
+// lookback_scan from ../05_lookback_scan.cu, run through its body with hooks
+// (05_lookback_hooked.cuh: the answer's tile and pauses), where thread 0 stamps the tile at
+// five points and warp 0's lanes count their look-back window reads and retries.
 enum Stamp { kDrawn, kLoaded, kPublished, kPrefixKnown, kStored, kStamps };
 
 __device__ __forceinline__ unsigned long long global_ns() {
@@ -215,32 +178,30 @@ __device__ __forceinline__ unsigned long long global_ns() {
     return t;
 }
 
-template <typename T>
-__device__ T lookback_exclusive_prefix_counted(Descriptor* descriptors, unsigned int tile, unsigned int epoch,
-                                               T aggregate, unsigned& reads, unsigned& retries) {
-    const unsigned int lane = threadIdx.x % 32;
-    T prefix = T(0);
-    for (long long nearest = (long long)tile - 1;; nearest -= kLookbackWindow) {
-        const long long pred = nearest - lane;
-        Descriptor word;
-        unsigned int p_lanes, needed;
-        while (true) {
-            ++reads;
-            word = pred >= 0 ? load_descriptor(descriptors, unsigned(pred)) : pack_descriptor(kFlagP, epoch, T(0));
-            const unsigned int flag = descriptor_flag(word, epoch);
-            p_lanes = __ballot_sync(0xffffffffu, flag == kFlagP);
-            const unsigned int x_lanes = __ballot_sync(0xffffffffu, flag == kFlagX);
-            needed = p_lanes != 0 ? p_lanes ^ (p_lanes - 1) : 0xffffffffu;
-            if ((x_lanes & needed) == 0) break;
-            ++retries;
-            spin_pause();
-        }
-        prefix += warp_sum((needed >> lane) & 1u ? descriptor_value<T>(word) : T(0));
-        if (p_lanes != 0) break;
+struct TimelineHooks : QuietHooks<kFirstSleepNs, kSpinSleepNs> {
+    unsigned long long* ns;  // kStamps a tile, from the stores' stamp on
+    long long* cycles;
+    unsigned* reads_retries;  // 2 a tile: lane 0's window reads and retries
+    unsigned long long t_ns[kStamps];
+    long long t_cy[kStamps];
+    unsigned reads = 0, retries = 0;
+
+    __device__ __forceinline__ TimelineHooks(unsigned long long* ns_, long long* cycles_, unsigned* reads_retries_)
+        : ns(ns_), cycles(cycles_), reads_retries(reads_retries_) {}
+    __device__ __forceinline__ void stamp(Stamp k) { t_ns[k] = global_ns(), t_cy[k] = clock64(); }
+    __device__ __forceinline__ void drawn() { stamp(kDrawn); }
+    __device__ __forceinline__ void loaded() { stamp(kLoaded); }
+    __device__ __forceinline__ void published() { stamp(kPublished); }
+    __device__ __forceinline__ void prefix_known() { stamp(kPrefixKnown); }
+    __device__ __forceinline__ void window_read() { ++reads; }
+    __device__ __forceinline__ void retry() { ++retries; }
+    __device__ __forceinline__ void stored(unsigned int tile) {
+        stamp(kStored);
+        for (int k = 0; k < kStamps; ++k) ns[size_t(tile) * kStamps + k] = t_ns[k], cycles[size_t(tile) * kStamps + k] = t_cy[k];
+        reads_retries[2 * size_t(tile)] = reads;
+        reads_retries[2 * size_t(tile) + 1] = retries;
     }
-    if (lane == 0) publish_descriptor(descriptors, tile, kFlagP, epoch, prefix + aggregate);
-    return prefix;
-}
+};
 
 template <class S, typename T, bool kInclusive>
 __global__ void __launch_bounds__(S::kThreads)
@@ -248,78 +209,8 @@ __global__ void __launch_bounds__(S::kThreads)
                            unsigned int* __restrict__ tile_counter, unsigned int epoch,
                            unsigned long long* __restrict__ ns, long long* __restrict__ cycles,
                            unsigned* __restrict__ reads_retries) {
-    __shared__ unsigned int s_tile;
-    __shared__ T s_slots[S::kSlots];
-    __shared__ T s_prefix;
-    const unsigned int tid = threadIdx.x;
-    const unsigned int lane = tid % 32;
-    const unsigned int warp = tid / 32;
-    unsigned long long t_ns[kStamps];
-    long long t_cy[kStamps];
-    unsigned reads = 0, retries = 0;
-
-    if (tid == 0) {
-        const unsigned int ticket = atomicAdd(tile_counter, 1u);
-        t_ns[kDrawn] = global_ns(), t_cy[kDrawn] = clock64();
-        if (ticket == gridDim.x - 1) atomicExch(tile_counter, 0u);
-        s_tile = ticket;
-    }
-    __syncthreads();
-    const unsigned int tile = s_tile;
-    const size_t base = size_t(tile) * S::kTile;
-    const bool full_tile = base + S::kTile <= n;
-    T v[S::kItems];
-    load_tile<S>(in, base, n, full_tile, v);
-
-    T warp_inclusive[S::kChunks];
-#pragma unroll
-    for (int c = 0; c < S::kChunks; ++c) {
-        T sum = v[c * S::kChunk];
-#pragma unroll
-        for (int j = 1; j < S::kChunk; ++j) sum += v[c * S::kChunk + j];
-        warp_inclusive[c] = warp_inclusive_scan(sum, lane);
-        if (lane == 31) s_slots[c * S::kWarps + warp] = warp_inclusive[c];
-    }
-    __syncthreads();
-    if (tid == 0) t_ns[kLoaded] = global_ns(), t_cy[kLoaded] = clock64();
-
-    if (warp == 0) {
-        const T aggregate = scan_slots_exclusive<S>(s_slots, lane);
-        T prefix = T(0);
-        if (tile == 0) {
-            if (lane == 0) publish_descriptor(descriptors, 0, kFlagP, epoch, aggregate);
-            if (lane == 0) t_ns[kPublished] = global_ns(), t_cy[kPublished] = clock64();
-        } else {
-            if (lane == 0) publish_descriptor(descriptors, tile, kFlagA, epoch, aggregate);
-            if (lane == 0) t_ns[kPublished] = global_ns(), t_cy[kPublished] = clock64();
-            first_pause();
-            prefix = lookback_exclusive_prefix_counted(descriptors, tile, epoch, aggregate, reads, retries);
-        }
-        if (lane == 0) s_prefix = prefix;
-        if (lane == 0) t_ns[kPrefixKnown] = global_ns(), t_cy[kPrefixKnown] = clock64();
-    }
-    __syncthreads();
-
-    const T prefix = s_prefix;
-#pragma unroll
-    for (int c = 0; c < S::kChunks; ++c) {
-        const T before_lane = __shfl_up_sync(0xffffffffu, warp_inclusive[c], 1);
-        T running = prefix + s_slots[c * S::kWarps + warp] + (lane > 0 ? before_lane : T(0));
-#pragma unroll
-        for (int j = 0; j < S::kChunk; ++j) {
-            const T x = v[c * S::kChunk + j];
-            if (kInclusive) running += x;
-            v[c * S::kChunk + j] = running;
-            if (!kInclusive) running += x;
-        }
-    }
-    store_tile<S>(out, base, n, full_tile, v);
-    if (tid == 0) {
-        t_ns[kStored] = global_ns(), t_cy[kStored] = clock64();
-        for (int k = 0; k < kStamps; ++k) ns[size_t(tile) * kStamps + k] = t_ns[k], cycles[size_t(tile) * kStamps + k] = t_cy[k];
-        reads_retries[2 * size_t(tile)] = reads;
-        reads_retries[2 * size_t(tile) + 1] = retries;
-    }
+    TimelineHooks hooks(ns, cycles, reads_retries);
+    scan_one_tile<kInclusive, RegisterTile<S, T>>(in, out, n, descriptors, tile_counter, epoch, hooks);
 }
 
 // ---- host side -----------------------------------------------------------------
