@@ -222,6 +222,29 @@ def test_the_corpus_is_cut_into_parts_of_about_a_minute(machine):
         assert len(pieces) > len({i.split("[")[1].split("-")[0] for i in entries}) * 3  # something was cut
 
 
+def test_modules_that_build_the_same_program_share_a_shard():
+    """The builder compiles a program once a pytest process: two modules whose BUILDS share one are a
+    TOGETHER group, and every plan puts a group's modules in one shard."""
+    import importlib
+
+    from scanlab import shards
+
+    names = sorted(p.name for p in (REPO / "harness").glob("test_*.py"))
+    builds = {}
+    for name in names:
+        text = (REPO / "harness" / name).read_text()
+        if re.search(r"^BUILDS = ", text, re.M):
+            builds[name] = {program.name for program in importlib.import_module(name[:-3]).BUILDS}
+    sharing = {frozenset((a, b)) for a in builds for b in builds if a < b and builds[a] & builds[b]}
+    assert sharing == {frozenset(group) for group in shards.TOGETHER}, sharing
+    for kind in ("cpu", "gpu"):
+        for n in (2, 3, 4, 8, 12):
+            plan = shards.plan(n, [f"harness/{name}" for name in names], kind)
+            for group in shards.TOGETHER:
+                holding = {i for i, line in enumerate(plan) for m in line if Path(m).name in group}
+                assert len(holding) == 1, (kind, n, group, plan)
+
+
 def test_shards_run_every_module_once_merge_their_results_and_fail_loudly(fake_pytest, tmp_path):
     modules = sorted(f"harness/{p.name}" for p in (REPO / "harness").glob("test_*.py"))
     proc, calls = fake_pytest(["harness/run-tests.sh"], SCANLAB_SHARDS="3")

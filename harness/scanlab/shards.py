@@ -58,6 +58,10 @@ WEIGHTS = {
 CORPUS_ENTRY_S = {"gpu": {True: 15, False: 2}, "cpu": {True: 0.1, False: 2.7}}
 HOSTILE_TIMES = 3  # a hostile entry against a plain one, on either machine
 PART_S = 60
+# Modules whose BUILDS share a program go to one shard: the session's builder compiles a program
+# once a process (A05's CUDA scan and compaction, which test_a05_hip compares its ports with, cost
+# about 40 s of CPU a second time in another shard). test_ci holds this list to the modules' BUILDS.
+TOGETHER = [("test_a05_cuda.py", "test_a05_hip.py")]
 
 
 def machine() -> str:
@@ -95,15 +99,25 @@ def corpus_parts(module: str, kind: str) -> list[tuple[float, list[str]]]:
 
 def plan(shards: int, modules: list[str], kind: str | None = None) -> list[list[str]]:
     """Longest first, each to the lightest shard; empty shards are dropped. A module is one
-    piece, but test_corpus.py, which is one an exercise and kind of entry (corpus_parts). `kind`:
+    piece (a TOGETHER group one between them), but test_corpus.py, which is one an exercise and
+    kind of entry (corpus_parts). `kind`:
     the machine's weights ("gpu" or "cpu"; by default this machine's)."""
     kind = kind or machine()
-    pieces = []
+    pieces, joined = [], {}
     for module in modules:
-        if Path(module).name == "test_corpus.py" and shards > 1:
+        name = Path(module).name
+        if name == "test_corpus.py" and shards > 1:
             pieces += corpus_parts(module, kind)
-        else:
-            pieces.append((WEIGHTS[kind].get(Path(module).name, DEFAULT), [module]))
+            continue
+        piece = [WEIGHTS[kind].get(name, DEFAULT), [module]]
+        group = next((g for g in TOGETHER if name in g), None)
+        if group in joined:  # one piece for the group: its first module's, grown
+            joined[group][0] += piece[0]
+            joined[group][1] += piece[1]
+            continue
+        if group is not None:
+            joined[group] = piece
+        pieces.append(piece)
     loads = [[0, []] for _ in range(max(1, shards))]
     for weight, names in sorted(pieces, key=lambda piece: (-piece[0], piece[1])):
         lightest = min(loads, key=lambda load: load[0])
