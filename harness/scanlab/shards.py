@@ -28,8 +28,7 @@ DEFAULT = 10
 # DEFAULT). "gpu": the H100/H200 machine (16 cores): each test's setup and call times in a twelve-shard
 # .ci/gpu run on the H100, 2026-12-05 (test_stretch_programs: racecheck at --quick sizes since, about
 # 110 s less: estimated). "cpu": a 2-core machine without a GPU (four-shard CI=true .ci/run,
-# 2026-12-06; test_a05_hip less its second AMD build, test_sandbox less a 10 s compile), where the GPU
-# tests skip.
+# 2026-12-06), where the GPU tests skip.
 WEIGHTS = {
     "gpu": {
         "test_class.py": 260, "test_gradescope.py": 255, "test_colab.py": 240, "test_stretch_programs.py": 230,
@@ -40,24 +39,24 @@ WEIGHTS = {
         "test_docs.py": 6, "test_ci.py": 2, "test_scanlab.py": 2, "test_registry.py": 1,
     },
     "cpu": {
-        "test_class.py": 186, "test_gradescope.py": 183, "test_stretch_programs.py": 160, "test_release.py": 92,
-        "test_drills.py": 78, "test_pipelined.py": 68, "test_a05_hip.py": 45, "test_stretch.py": 45,
-        "test_grade_cli.py": 39, "test_course_mode.py": 30, "test_a05_cuda.py": 26, "test_sandbox.py": 25,
-        "test_day31_exercise.py": 22, "test_speed.py": 21, "test_tools.py": 14, "test_gpu_plan.py": 9,
-        "test_docs.py": 9, "test_ci.py": 4, "test_day31.py": 4, "test_trace.py": 3, "test_scanlab.py": 2,
-        "test_triton.py": 1, "test_registry.py": 1, "test_colab.py": 1,
+        "test_gradescope.py": 188, "test_class.py": 173, "test_stretch_programs.py": 164, "test_release.py": 98,
+        "test_drills.py": 75, "test_pipelined.py": 47, "test_stretch.py": 40, "test_a05_hip.py": 35,
+        "test_grade_cli.py": 33, "test_tools.py": 32, "test_a05_cuda.py": 31, "test_course_mode.py": 29,
+        "test_sandbox.py": 27, "test_speed.py": 22, "test_day31_exercise.py": 18, "test_gpu_plan.py": 10,
+        "test_docs.py": 7, "test_ci.py": 6, "test_scanlab.py": 3, "test_trace.py": 2, "test_registry.py": 1,
+        "test_day31.py": 1, "test_triton.py": 1, "test_colab.py": 1,
     },
 }
-# test_corpus.py (about 330 s on a 2-core machine) is one test path but several shards' work: each
+# test_corpus.py (about 360 s on a 2-core machine) is one test path but several shards' work: each
 # exercise's entries of each kind are parts of their own (lists of node ids, at most PART_S of weight
-# each), weighed by what an entry costs. On the H100 machine (twelve shards, 2026-12-05) a GPU
-# exercise's plain entry about 15 s (Day 31 13 s, drill 05 16 s), a CPU one's about 2 s. On a 2-core
-# machine (four-shard CI=true .ci/run, 2026-12-06) a CPU exercise's plain entry about 3 s, and a GPU
-# exercise's entries skip. A hostile entry costs about 3 times a plain one (2.6 on 2 cores, 3.3 on the
-# H100 machine: it meets limits, and the untouched starter is graded after it). The module's other
-# tests go with the lightest part.
-CORPUS_ENTRY_S = {"gpu": {True: 15, False: 2}, "cpu": {True: 0.1, False: 3}}
-HOSTILE_TIMES = 3  # a hostile entry against a plain one, on either machine
+# each), weighed by what a plain entry of its exercise costs (an exercise not named: its class, "GPU"
+# or "CPU"), times HOSTILE_TIMES for a hostile one (it meets limits, and the untouched starter is graded
+# after it). The H100 machine (twelve shards, 2026-12-05): Day 31 13 s, drill 05 16 s, a CPU exercise's
+# about 2 s; hostile 3.3 times. A 2-core machine (four-shard CI=true .ci/run, 2026-12-06): drill 01
+# 3.6 s, drill 02 2.3 s, drill 03 0.5 s, a GPU exercise's entries skip; hostile 2.5 times.
+CORPUS_ENTRY_S = {"gpu": {"GPU": 15, "CPU": 2},
+                  "cpu": {"GPU": 0.1, "CPU": 3, "drill01": 3.6, "drill02": 2.3, "drill03": 0.5}}
+HOSTILE_TIMES = {"gpu": 3.3, "cpu": 2.5}
 PART_S = 60
 # Modules whose BUILDS share a program go to one shard: the session's builder compiles a program
 # once a process (A05's CUDA scan and compaction, which test_a05_hip compares its ports with, cost
@@ -84,8 +83,9 @@ def corpus_parts(module: str, kind: str) -> list[tuple[float, list[str]]]:
         entries = tomllib.load(f)["submission"]
     parts: dict[tuple[str, str], list] = {}
     for entry in entries:
-        cost = CORPUS_ENTRY_S[kind][entry["exercise"] in registry.NEEDS_GPU]
-        cost *= HOSTILE_TIMES if entry["kind"] == "hostile" else 1
+        table = CORPUS_ENTRY_S[kind]
+        cost = table.get(entry["exercise"], table["GPU" if entry["exercise"] in registry.NEEDS_GPU else "CPU"])
+        cost *= HOSTILE_TIMES[kind] if entry["kind"] == "hostile" else 1
         group = parts.setdefault((entry["exercise"], entry["kind"]), [[0, []]])
         if group[-1][1] and group[-1][0] + cost > PART_S:
             group.append([0, []])
