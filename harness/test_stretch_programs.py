@@ -379,6 +379,23 @@ def test_library_benchmark_refuses_bad_command_lines_and_a_machine_without_gpu(t
     assert no_gpu.returncode == 3 and "nvidia-smi" in no_gpu.stderr, no_gpu.stderr
 
 
+def test_the_committed_h100_benchmark_holds_the_pipelined_rows_and_meets_issue_25s_targets():
+    """solutions/results/h100-libraries.csv (run_pipelined_device.sh, the final code): the pipelined
+    scan and its dispatcher at every n, and what README-pipelined.md claims of them."""
+    import csv
+
+    lines = (REPO / "solutions" / "results" / "h100-libraries.csv").read_text().splitlines()
+    assert lines[0].startswith("# NVIDIA H100"), lines[0]
+    rows = list(csv.DictReader(lines[1:]))
+    for impl in ("pipelined", "pipelined dispatch"):
+        mine = [r for r in rows if r["implementation"] == impl]
+        assert {(int(r["n"]), r["type"], r["scan"]) for r in mine} == {
+            (1 << k, t, s) for k in range(16, 29) for t in ("float32", "int32") for s in ("exclusive", "inclusive")}
+        assert min(float(r["vs_cub"]) for r in mine) >= 1.0, impl  # never slower than CUB
+    top = [r for r in rows if r["implementation"] == "pipelined" and int(r["n"]) == 1 << 28]
+    assert min(float(r["of_copy"]) for r in top) >= 0.90 and min(float(r["vs_cub"]) for r in top) >= 1.21, top
+
+
 def test_the_committed_h200_benchmark_has_every_row_and_supports_the_readme():
     import csv
 

@@ -860,7 +860,9 @@ static void runAblation(const Options& opt, Buffers& buf, ScanState& st, Gate& g
                          fmt("%.3f", of_copy(a.ms[1])), a.ok ? "pass" : "FAIL", a.knobs});
     printTable({"group", "step", "excl ms", "of copy", "incl ms", "of copy", "check", "knobs (-D)"}, table);
     // The same, as the README's Markdown table (paste it as is).
-    std::printf("\nablation markdown (H200 run of pipelined_bench --ablation; copy %.0f GB/s):\n\n", copy_gbs);
+    cudaDeviceProp prop{};  // openDevice chose device 0
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("\nablation markdown (pipelined_bench --ablation on the %s; copy %.0f GB/s):\n\n", prop.name, copy_gbs);
     // change: a step against the step before it; every other row against the design.
     std::printf("| group | design step | `-D` knobs | exclusive, of copy | inclusive, of copy | change (mean) |\n");
     std::printf("|---|---|---|---|---|---|\n");
