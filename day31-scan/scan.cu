@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <iterator>
 #include <algorithm>
 #include <string>
@@ -55,14 +56,6 @@ constexpr const char* kProgram = "scan";  // error lines start with it
                          #call, __FILE__, __LINE__);                              \
             std::exit(kExitFail);                                                 \
         }                                                                         \
-    } while (0)
-
-// A launch reports bad configurations through cudaGetLastError and faults in the kernel
-// through the next synchronisation: check both (A05's CUDA_CHECK_LAUNCH does not wait).
-#define CUDA_CHECK_LAUNCH_AND_WAIT()             \
-    do {                                         \
-        CUDA_CHECK(cudaGetLastError());          \
-        CUDA_CHECK(cudaDeviceSynchronize());     \
     } while (0)
 
 // ---- CPU reference ---------------------------------------------------------
@@ -196,26 +189,23 @@ struct Mismatch {
     float actual = 0.0f;
 };
 
+// A row of the flag table parseFlags (in the plumbing block) reads: --name, a value or not, what it sets.
+struct Flag { const char* name; bool takes_value; std::function<void(const std::string&)> set; };
+
 // The plumbing this file uses from the block after main (identical in every CUDA lesson file).
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
-[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
-[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[maybe_unused]] static uint64_t clockSeed();
 [[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
-[[maybe_unused]] static std::string fmt(const char* format, double value);
-[[maybe_unused]] static std::string num(unsigned long long value);
-[[maybe_unused]] static void printTable(const std::vector<std::string>& header,
-                                        const std::vector<std::vector<std::string>>& rows);
-[[maybe_unused]] static float median(std::vector<float> values);
-[[maybe_unused]] static double gbPerSecond(double bytes, double ms);
+[[maybe_unused]] static unsigned long long numberFlag(const std::string&, unsigned long long, unsigned long long, bool, const char*);
+[[maybe_unused]] static int choiceFlag(const std::string& v, const std::vector<std::string>& names, const char* complaint);
+template <typename Table> static void parseFlags(int argc, char** argv, const Table& flags);
 [[maybe_unused]] static cudaDeviceProp openDevice(const void* probe);
 [[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
-template <typename Enqueue>
-static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 
 // ---- work per block, at compile time --------------------------------------
 //
 // Hillis-Steele with `threads` lanes runs one step per power of two below
-// `threads`; at offset d the lanes tid >= d each do one add.
+// `threads`; at offset d the lanes tid >= d each do one add. A sequential scan does threads - 1.
 
 constexpr unsigned int scanSteps(unsigned int threads) {
     unsigned int steps = 0;
@@ -229,34 +219,16 @@ constexpr unsigned long long scanAdds(unsigned int threads) {
     return adds;
 }
 
-constexpr unsigned long long sequentialAdds(unsigned int threads) {
-    return threads > 0 ? threads - 1 : 0;
-}
-
-struct WorkRow {
-    unsigned int threads;
-    unsigned int steps;
-    unsigned long long scan_adds;
-    unsigned long long sequential_adds;
-};
-
-constexpr WorkRow workRow(unsigned int threads) {
-    return {threads, scanSteps(threads), scanAdds(threads), sequentialAdds(threads)};
-}
-
-constexpr WorkRow kWorkTable[] = {workRow(32), workRow(64), workRow(256), workRow(1024)};
-
 // n log2(n) - (n - 1) for powers of two: the closed form the page quotes.
-static_assert(kWorkTable[0].scan_adds == 129 && kWorkTable[1].scan_adds == 321, "work table");
-static_assert(kWorkTable[2].scan_adds == 1793 && kWorkTable[3].scan_adds == 9217, "work table");
-static_assert(kWorkTable[2].steps == 8 && kWorkTable[2].sequential_adds == 255, "work table");
+static_assert(scanAdds(32) == 129 && scanAdds(64) == 321 && scanAdds(256) == 1793 && scanAdds(1024) == 9217, "work table");
+static_assert(scanSteps(256) == 8 && scanSteps(1024) == 10, "work table");
 
 // ---- input -------------------------------------------------------------------
 //
 // The generator is splitmix64, in the plumbing block at the end of the file: the same
 // seed gives the same data with every compiler, so a failing seed reproduces anywhere.
 
-enum class Pattern { Cycle8, Random };
+enum class Pattern { Cycle8, Random };  // the order of --pattern's names
 
 // Small integers keep every prefix of a tile (at most 1024 * 15) far below
 // 2^24, where float addition is exact, so the comparison can be `!=`.
@@ -319,82 +291,46 @@ static void printUsage(FILE* to) {
 
 static std::vector<std::string> splitCommas(const std::string& text) {
     std::vector<std::string> parts;
-    size_t start = 0;
-    while (true) {
-        const size_t comma = text.find(',', start);
-        parts.push_back(text.substr(start, comma - start));
-        if (comma == std::string::npos) return parts;
-        start = comma + 1;
+    for (size_t start = 0, comma = 0; comma != std::string::npos; start = comma + 1) {
+        comma = text.find(',', start);
+        parts.push_back(text.substr(start, comma - start));  // to the end after the last comma
     }
+    return parts;
 }
 
 static Options parseOptions(int argc, char** argv) {
     Options opt;
-    for (int a = 1; a < argc; ++a) {
-        std::string flag = argv[a];
-        std::string value;
-        bool has_value = false;
-        const size_t eq = flag.find('=');
-        if (flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = flag.substr(eq + 1);
-            flag = flag.substr(0, eq);
-            has_value = true;
-        }
-        auto needValue = [&]() -> std::string {
-            if (has_value) return value;
-            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
-            return argv[++a];
-        };
-
-        if (flag == "--help" || flag == "-h") {
-            printUsage(stdout);
-            std::exit(kExitPass);
-        } else if (flag == "--n") {
-            const std::string v = needValue();
-            unsigned long long n = 0;
-            if (!parseUnsigned(v.c_str(), kMaxN, n)) usageError("--n wants a whole number from 0 to 2^30, not '%s'", v.c_str());
-            opt.n = size_t(n);
-        } else if (flag == "--block") {
-            const std::string v = needValue();
-            opt.blocks.clear();
-            for (const std::string& part : splitCommas(v)) {
-                unsigned long long b = 0;
-                if (!parseUnsigned(part.c_str(), kMaxThreadsPerBlock, b) || b == 0) {
-                    usageError("--block wants block sizes from 1 to 1024, not '%s'", part.c_str());
-                }
-                opt.blocks.push_back(unsigned(b));
-            }
-        } else if (flag == "--kernel") {
-            const std::string v = needValue();
-            opt.kernels.clear();
-            for (const std::string& part : splitCommas(v)) {
-                size_t k = 0;
-                while (k < kKernelCount && part != kKernels[k].flag) ++k;
-                if (k == kKernelCount) usageError("unknown kernel '%s' (in-place, no-copy, double-buffer, exclusive)", part.c_str());
-                opt.kernels.push_back(k);
-            }
-        } else if (flag == "--pattern") {
-            const std::string v = needValue();
-            if (v == "cycle8") {
-                opt.pattern = Pattern::Cycle8;
-            } else if (v == "random") {
-                opt.pattern = Pattern::Random;
-            } else {
-                usageError("--pattern wants cycle8 or random, not '%s'", v.c_str());
-            }
-        } else if (flag == "--seed") {
-            const std::string v = needValue();
-            unsigned long long s = 0;
-            if (!parseUnsigned(v.c_str(), UINT64_MAX, s)) usageError("--seed wants a whole number, not '%s'", v.c_str());
-            opt.seed = s;
-            opt.seed_given = true;
-        } else if (flag == "--dump-reference") {
-            opt.dump_reference = needValue();
-            if (opt.dump_reference.empty()) usageError("%s needs a file name", "--dump-reference");
-        } else {
-            usageError("unknown argument '%s'", argv[a]);
-        }
-    }
+    const Flag flags[] = {
+        {"--n", true, [&](const std::string& v) {
+             opt.n = size_t(numberFlag(v, 0, kMaxN, false, "--n wants a whole number from 0 to 2^30, not '%s'")); }},
+        {"--block", true, [&](const std::string& v) {
+             opt.blocks.clear();
+             for (const std::string& part : splitCommas(v)) {
+                 const char* complaint = "--block wants block sizes from 1 to 1024, not '%s'";
+                 opt.blocks.push_back(unsigned(numberFlag(part, 1, kMaxThreadsPerBlock, false, complaint)));
+             }
+         }},
+        {"--kernel", true, [&](const std::string& v) {
+             opt.kernels.clear();
+             for (const std::string& part : splitCommas(v)) {
+                 size_t k = 0;
+                 while (k < kKernelCount && part != kKernels[k].flag) ++k;
+                 if (k == kKernelCount) usageError("unknown kernel '%s' (in-place, no-copy, double-buffer, exclusive)", part.c_str());
+                 opt.kernels.push_back(k);
+             }
+         }},
+        {"--pattern", true, [&](const std::string& v) {
+             opt.pattern = Pattern(choiceFlag(v, {"cycle8", "random"}, "--pattern wants cycle8 or random, not '%s'")); }},
+        {"--seed", true, [&](const std::string& v) {
+             opt.seed = numberFlag(v, 0, UINT64_MAX, false, "--seed wants a whole number, not '%s'");
+             opt.seed_given = true;
+         }},
+        {"--dump-reference", true, [&](const std::string& v) {
+             if (v.empty()) usageError("%s needs a file name", "--dump-reference");
+             opt.dump_reference = v;
+         }},
+    };
+    parseFlags(argc, argv, flags);
     if (opt.seed_given && opt.pattern != Pattern::Random) usageError("%s only applies to --pattern random", "--seed");
     return opt;
 }
@@ -434,18 +370,14 @@ static void printWorkTable(const std::vector<unsigned int>& blocks) {
     std::printf(" threads    steps    scan adds   sequential\n");
     std::printf(" -------    -----    ---------   ----------\n");
     for (unsigned int block : blocks) {
-        const WorkRow row = workRow(block);  // the function the static_asserts above check
-        std::printf(" %7u  %7u  %11llu  %11llu\n", row.threads, row.steps, row.scan_adds, row.sequential_adds);
+        std::printf(" %7u  %7u  %11llu  %11llu\n", block, scanSteps(block), scanAdds(block), block - 1ull);
     }
     std::printf("\n");
 }
 
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
-    if (opt.pattern == Pattern::Random && !opt.seed_given) {
-        uint64_t clock_state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
-        opt.seed = splitmix64(clock_state) % 1000000;  // short enough to retype
-    }
+    if (opt.pattern == Pattern::Random && !opt.seed_given) opt.seed = clockSeed();
     const std::vector<float> h_in = makeInput(opt.n, opt.pattern, opt.seed);
     if (!opt.dump_reference.empty()) return dumpReference(opt, h_in);
 
@@ -485,26 +417,21 @@ int main(int argc, char** argv) {
     for (unsigned int block : opt.blocks) {
         for (size_t k : opt.kernels) {
             const KernelInfo& info = kKernels[k];
-            if (info.inclusive) {
-                scanTilesInclusive(h_in, block, reference);
-            } else {
-                scanTilesExclusive(h_in, block, reference);
-            }
-
+            (info.inclusive ? scanTilesInclusive : scanTilesExclusive)(h_in, block, reference);
             // 0xFF bytes are a NaN: an element the kernel never writes can not
             // pass for a right answer left over from the previous kernel.
             if (bytes > 0) {
                 CUDA_CHECK(cudaMemset(d_out, 0xFF, bytes));
                 const size_t grid = (opt.n + block - 1) / block;
                 info.kernel<<<unsigned(grid), block>>>(d_in, d_out, opt.n);
-                CUDA_CHECK_LAUNCH_AND_WAIT();
+                CUDA_CHECK(cudaGetLastError());       // a bad launch configuration
+                CUDA_CHECK(cudaDeviceSynchronize());  // a fault in the kernel
                 CUDA_CHECK(cudaMemcpy(h_out.data(), d_out, bytes, cudaMemcpyDeviceToHost));
             }
 
             const Mismatch m = compareExact(reference, h_out);
-            char first[32] = "-";
-            if (m.count > 0) std::snprintf(first, sizeof first, "%zu", m.first);
-            std::printf("%7u  %-27s  %10zu   %9s  %5s\n", block, info.label, m.count, first, info.gated ? "yes" : "no");
+            const std::string first = m.count > 0 ? std::to_string(m.first) : "-";
+            std::printf("%7u  %-27s  %10zu   %9s  %5s\n", block, info.label, m.count, first.c_str(), info.gated ? "yes" : "no");
 
             if (info.gated) {
                 ++gated_checks;
@@ -536,17 +463,12 @@ int main(int argc, char** argv) {
         std::printf("FAILED: %zu of %zu gated checks mismatched the reference\n", gated_failures, gated_checks);
         return kExitFail;
     }
-    size_t gated_selected = 0, gated_kernels = 0;
+    bool every_gated_kernel = true;
     for (size_t k = 0; k < kKernelCount; ++k) {
-        if (!kKernels[k].gated) continue;
-        ++gated_kernels;
-        gated_selected += std::count(opt.kernels.begin(), opt.kernels.end(), k) > 0;
+        if (kKernels[k].gated && std::count(opt.kernels.begin(), opt.kernels.end(), k) == 0) every_gated_kernel = false;
     }
-    if (gated_selected == gated_kernels) {
-        std::printf("both double-buffered kernels matched the reference at every block size\n");
-    } else {
-        std::printf("every gated kernel matched the reference at every block size (%zu checks)\n", gated_checks);
-    }
+    if (every_gated_kernel) std::printf("both double-buffered kernels matched the reference at every block size\n");
+    else std::printf("every gated kernel matched the reference at every block size (%zu checks)\n", gated_checks);
     return kExitPass;
 }
 

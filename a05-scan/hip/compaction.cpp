@@ -43,10 +43,7 @@
 #include <string>
 #include <vector>
 
-constexpr int kExitPass = 0;
-constexpr int kExitFail = 1;
-constexpr int kExitUsage = 2;
-constexpr int kExitNoGpu = 3;
+constexpr int kExitPass = 0, kExitFail = 1, kExitUsage = 2, kExitNoGpu = 3;  // the header's exit statuses
 constexpr const char* kProgram = "compaction";  // error lines start with it
 
 // Every runtime call goes through this: the failing expression, where, and why.
@@ -89,14 +86,12 @@ __global__ void scatter_kept(const float* __restrict__ in, const unsigned int* _
     if (i < n && flags[i]) out[offsets[i]] = in[i];
 }
 
-// The scan, as in scan.cpp (see there for the full story), on unsigned int and
-// always with the bank padding. LDS has 32 banks of 4 bytes on CDNA as on NVIDIA,
-// so the padding is the same: CONFLICT_FREE_OFFSET moves logical index i to
-// physical i + i/32, so tree strides of 32 and more stop landing in one bank.
-// LDS per block: (T + T/32) words, 4.1 KB at the largest T of 1024, far inside
-// the 64 KB a CDNA compute unit shares between its resident blocks.
-// (Beware the two-term GPU Gems spelling with unparenthesised shifts: `+` binds
-// before `>>`.)
+// The scan, as in scan.cpp (the full story is there), on unsigned int and always with the bank padding:
+// LDS has 32 banks of 4 bytes on CDNA as on NVIDIA, so CONFLICT_FREE_OFFSET moves logical index i to
+// physical i + i/32 there too, and tree strides of 32 and more stop landing in one bank. LDS per block:
+// (T + T/32) words, 4.1 KB at the largest T of 1024, far inside the 64 KB a CDNA compute unit shares
+// between its resident blocks. (Beware GPU Gems' two-term spelling with unparenthesised shifts: `+`
+// binds first.)
 #define LOG_NUM_BANKS 5
 #define CONFLICT_FREE_OFFSET(i) ((i) >> LOG_NUM_BANKS)
 
@@ -232,24 +227,14 @@ __global__ void add_tile_offsets(unsigned int* __restrict__ data, const unsigned
 
 // ---- host side -------------------------------------------------------------
 
-constexpr size_t kDefaultN = size_t(1) << 22;
-constexpr size_t kMaxN = size_t(1) << 30;
-constexpr unsigned int kDefaultThreads = 256;
-constexpr unsigned int kMinThreads = 32;  // half a CDNA wavefront: allowed, correct, wasteful
-constexpr unsigned int kMaxThreads = 1024;
+constexpr size_t kDefaultN = size_t(1) << 22, kMaxN = size_t(1) << 30;
+constexpr unsigned int kMinThreads = 32, kDefaultThreads = 256, kMaxThreads = 1024;  // the scan's; 32 is half a CDNA wavefront
 constexpr unsigned int kElementwiseThreads = 256;  // mark and scatter
-constexpr int kDefaultReps = 20;
-constexpr int kMaxReps = 1000;
-constexpr int kWarmups = 2;
+constexpr int kDefaultReps = 20, kMaxReps = 1000, kWarmups = 2;
 constexpr double kDefaultKeep = 0.5;
 
 // What compareExact (in the plumbing block) reports: how many elements differ, and the first.
-struct Mismatch {
-    size_t count = 0;
-    size_t first = 0;
-    float expected = 0.0f;
-    float actual = 0.0f;
-};
+struct Mismatch { size_t count = 0, first = 0; float expected = 0.0f, actual = 0.0f; };
 
 // A row of the flag table parseFlags (in the plumbing block) reads: --name, a value or not, what it sets.
 struct Flag { const char* name; bool takes_value; std::function<void(const std::string&)> set; };
@@ -267,6 +252,7 @@ template <typename Table> static void parseFlags(int argc, char** argv, const Ta
 [[maybe_unused]] static void printTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 [[maybe_unused]] static double gbPerSecond(double bytes, double ms);
 [[maybe_unused]] static hipDeviceProp_t openDevice(const void* probe);
+[[maybe_unused]] static Mismatch compareExact(const std::vector<float>& expected, const std::vector<float>& actual);
 template <typename Enqueue> static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 template <typename T> static T* deviceArray(size_t count);
 
@@ -278,11 +264,6 @@ const std::vector<std::string> kPatternNames = {"random", "all-zero", "no-zero",
 // A survivor's value says where it came from, +-(1 + i % (2^24 - 1)): two survivors in the wrong
 // order, or one from the wrong place, do not compare equal. Every third is negative (the predicate
 // is != 0, not > 0); every value is an integer below 2^24, which a float holds exactly.
-static float valueAt(size_t i) {
-    const float magnitude = float(1 + i % 16777215u);
-    return i % 3 == 2 ? -magnitude : magnitude;
-}
-
 static std::vector<float> makeInput(size_t n, Pattern pattern, double keep, uint64_t seed) {
     std::vector<float> in(n, 0.0f);
     uint64_t state = seed;
@@ -290,7 +271,7 @@ static std::vector<float> makeInput(size_t n, Pattern pattern, double keep, uint
         const bool nonzero = pattern == Pattern::Random        ? double(splitmix64(state) >> 11) * 0x1.0p-53 < keep
                              : pattern == Pattern::Alternating ? i % 2 == 1
                                                                : pattern == Pattern::NoZero;
-        if (nonzero) in[i] = valueAt(i);
+        if (nonzero) in[i] = (i % 3 == 2 ? -1.0f : 1.0f) * float(1 + i % 16777215u);
     }
     return in;
 }
@@ -384,8 +365,7 @@ struct Buffers {
     int items = 1;
     size_t tile = 0;
     std::vector<size_t> sizes;
-    std::vector<unsigned int*> sums;
-    std::vector<unsigned int*> scanned;
+    std::vector<unsigned int*> sums, scanned;
 };
 
 static Buffers allocate(size_t n, unsigned int threads, int items) {
@@ -470,11 +450,8 @@ static Verdict judge(const Buffers& b, size_t n, const std::vector<float>& expec
     }
     const size_t kept = v.kept = size_t(last_offset) + last_flag;
     v.expected_kept = expected.size();
-    for (size_t i = 0; i < std::min(kept, expected.size()); ++i) {
-        if (out[i] == expected[i]) continue;
-        if (v.wrong.count == 0) v.wrong = {0, i, expected[i], out[i]};
-        ++v.wrong.count;
-    }
+    const size_t both = std::min(kept, expected.size());  // the slots both should have written
+    v.wrong = compareExact(std::vector<float>(expected.begin(), expected.begin() + std::ptrdiff_t(both)), out);
     for (size_t i = expected.size(); i < out.size(); ++i) {
         uint32_t bits = 0;
         std::memcpy(&bits, &out[i], sizeof bits);
@@ -503,11 +480,6 @@ static std::string describe(const Verdict& v) {
     }
     if (v.stray > 0) text += (text.empty() ? "" : "; ") + num(v.stray) + " writes past the kept elements";
     return text;
-}
-
-static std::vector<std::string> verdictRow(const char* what, const Verdict& v) {
-    return {what, num(v.kept), num(v.expected_kept), num(v.wrong.count), v.wrong.count ? num(v.wrong.first) : "-", num(v.stray),
-            v.order, v.passed() ? "pass" : "FAIL"};
 }
 
 // ---- main --------------------------------------------------------------------
@@ -543,12 +515,21 @@ int main(int argc, char** argv) {
     const std::vector<float> expected = cpuCompaction(h_in);
     if (n > 0) HIP_CHECK(hipMemcpy(b.in, h_in.data(), n * sizeof(float), hipMemcpyHostToDevice));
 
+    // Each gated check: what the last run left against std::copy_if, a row of the table, a failure line.
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> failures;
+    auto check = [&](const char* row, const char* name) {
+        const Verdict v = judge(b, n, expected);
+        rows.push_back({row, num(v.kept), num(v.expected_kept), num(v.wrong.count), v.wrong.count ? num(v.wrong.first) : "-",
+                        num(v.stray), v.order, v.passed() ? "pass" : "FAIL"});
+        if (!v.passed()) failures.push_back(std::string(name) + ": " + describe(v));
+        return v;
+    };
     // 0xFF bytes: a NaN no kept value can equal, and the marker for "never written".
     if (n > 0) HIP_CHECK(hipMemset(b.out, 0xFF, n * sizeof(float)));
     compaction(b, n);
     HIP_CHECK(hipDeviceSynchronize());
-    std::vector<Verdict> verdicts{judge(b, n, expected)};
-    std::vector<std::vector<std::string>> rows{verdictRow("copy_if", verdicts.back())};
+    const Verdict first = check("copy_if", "copy_if");
 
     const bool timed = opt.reps > 0 && n > 0;
     std::vector<std::vector<std::string>> time_rows;
@@ -563,7 +544,7 @@ int main(int argc, char** argv) {
         // Useful: read n, write the kept ones. Estimated total: mark reads n floats and
         // writes n flags; the scan reads and writes n words twice (phases 1 and 3);
         // scatter reads in, flags and offsets and writes the kept ones.
-        const size_t kept = verdicts.front().kept;
+        const size_t kept = first.kept;
         const double useful = double(n + kept) * 4.0;
         const double moved = (2.0 * n + 4.0 * n + 3.0 * n + double(kept)) * 4.0;
         time_rows.push_back({"copy ceiling (D2D memcpy)", fmt("%.4f", copy_ms), fmt("%.0f", 2.0 * bytes), fmt("%.1f", copy_gbs), "1.00"});
@@ -572,31 +553,24 @@ int main(int argc, char** argv) {
         time_rows.push_back({"compaction, all traffic (estimated)", fmt("%.4f", ms), fmt("%.0f", moved),
                              fmt("%.1f", gbPerSecond(moved, ms)), fmt("%.2f", gbPerSecond(moved, ms) / copy_gbs)});
 
-        verdicts.push_back(judge(b, n, expected));
-        rows.push_back(verdictRow("copy_if, after timing", verdicts.back()));
+        check("copy_if, after timing", "copy_if after timing");
     }
     release(b);
 
     printTable({"check", "kept", "std::copy_if kept", "wrong values", "first bad", "stray writes", "order", "gated"}, rows);
-    std::printf("kept %zu of %zu elements (%.1f%%); order %s\n\n", verdicts.front().kept, n,
-                n ? 100.0 * double(verdicts.front().kept) / double(n) : 0.0,
-                verdicts.front().passed() ? "matches std::copy_if exactly" : "does NOT match std::copy_if");
+    std::printf("kept %zu of %zu elements (%.1f%%); order %s\n\n", first.kept, n, n ? 100.0 * double(first.kept) / double(n) : 0.0,
+                first.passed() ? "matches std::copy_if exactly" : "does NOT match std::copy_if");
     if (timed) printTable({"what", "time (ms)", "counted bytes", "GB/s", "of copy"}, time_rows);
     else std::printf("not timed (--reps 0 or n = 0): no copy ceiling, no GB/s\n\n");
 
-    std::vector<std::string> failures;
-    const char* names[] = {"copy_if", "copy_if after timing"};
-    for (size_t i = 0; i < verdicts.size(); ++i) {
-        if (!verdicts[i].passed()) failures.push_back(std::string(names[i]) + ": " + describe(verdicts[i]));
-    }
     if (!failures.empty()) {
         std::printf("gated mismatches:\n");
         for (const std::string& line : failures) std::printf("  %s\n", line.c_str());
-        std::printf("\nFAILED: %zu of %zu gated checks; first: %s\n", failures.size(), verdicts.size(), failures.front().c_str());
+        std::printf("\nFAILED: %zu of %zu gated checks; first: %s\n", failures.size(), rows.size(), failures.front().c_str());
         return kExitFail;
     }
     std::printf("all %zu gated checks passed: the GPU kept the same %zu elements as std::copy_if, in the same order\n",
-                verdicts.size(), verdicts.front().kept);
+                rows.size(), first.kept);
     return kExitPass;
 }
 
