@@ -52,6 +52,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -91,12 +92,16 @@ struct Mismatch {
     float actual = 0.0f;
 };
 
+// A row of the flag table parseFlags (in the plumbing block) reads: --name, a value or not, what it sets.
+struct Flag { const char* name; bool takes_value; std::function<void(const std::string&)> set; };
+
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // CUDA lesson file).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
-[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
-[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[maybe_unused]] static uint64_t clockSeed();
+[[maybe_unused]] static unsigned long long numberFlag(const std::string&, unsigned long long, unsigned long long, bool, const char*);
+template <typename Table> static void parseFlags(int argc, char** argv, const Table& flags);
 [[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
 [[noreturn]] [[maybe_unused]] static void noGpu(const char* why, cudaError_t err);
 [[maybe_unused]] static std::string fmt(const char* format, double value);
@@ -253,53 +258,31 @@ static void printUsage(FILE* to) {
 
 static Options parseOptions(int argc, char** argv) {
     Options opt;
-    for (int a = 1; a < argc; ++a) {
-        const std::string flag = argv[a];
-        auto value = [&](unsigned long long lo, unsigned long long hi) {
-            unsigned long long v = 0;
-            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
-            if (!parseUnsigned(argv[++a], hi, v) || v < lo) usageError("bad value '%s'", argv[a]);
-            return v;
-        };
-        if (flag == "--help" || flag == "-h") {
-            printUsage(stdout);
-            std::exit(kExitPass);
-        } else if (flag == "--full") {
-            opt.full = true;
-        } else if (flag == "--bench") {
-            opt.bench = true;
-        } else if (flag == "--stress") {
-            opt.stress = true;
-        } else if (flag == "--quick") {
-            opt.quick = true;
-        } else if (flag == "--check-only") {
-            opt.check_only = true;
-        } else if (flag == "--ablation") {
+    auto number = [](const std::string& v, unsigned long long lo, unsigned long long hi) {
+        return numberFlag(v, lo, hi, false, "bad value '%s'");
+    };
+    const Flag flags[] = {
+        {"--full", false, [&](const std::string&) { opt.full = true; }},
+        {"--bench", false, [&](const std::string&) { opt.bench = true; }},
+        {"--stress", false, [&](const std::string&) { opt.stress = true; }},
+        {"--quick", false, [&](const std::string&) { opt.quick = true; }},
+        {"--check-only", false, [&](const std::string&) { opt.check_only = true; }},
+        {"--ablation", false, [&](const std::string&) {
 #ifndef PIPE_ABLATION
-            usageError("%s needs a build with -DPIPE_ABLATION (run_pipelined_device.sh makes one)", "--ablation");
+             usageError("%s needs a build with -DPIPE_ABLATION (run_pipelined_device.sh makes one)", "--ablation");
 #endif
-            opt.ablation = true;
-        } else if (flag == "--float-only") {
-            opt.float_only = true;
-        } else if (flag == "--seed") {
-            opt.seed = value(0, UINT64_MAX), opt.seed_given = true;
-        } else if (flag == "--reps") {
-            opt.reps = int(value(1, 1000));
-        } else if (flag == "--time-log2") {
-            opt.time_log2 = int(value(10, 28));
-        } else if (flag == "--bench-min") {
-            opt.bench_min = int(value(10, 28));
-        } else if (flag == "--bench-max") {
-            opt.bench_max = int(value(10, 28));
-        } else if (flag == "--timeout") {
-            opt.timeout_s = int(value(0, 86400));
-        } else if (flag == "--csv") {
-            if (a + 1 >= argc) usageError("%s needs a file name", "--csv");
-            opt.csv = argv[++a];
-        } else {
-            usageError("unknown argument '%s'", argv[a]);
-        }
-    }
+             opt.ablation = true;
+         }},
+        {"--float-only", false, [&](const std::string&) { opt.float_only = true; }},
+        {"--seed", true, [&](const std::string& v) { opt.seed = number(v, 0, UINT64_MAX), opt.seed_given = true; }},
+        {"--reps", true, [&](const std::string& v) { opt.reps = int(number(v, 1, 1000)); }},
+        {"--time-log2", true, [&](const std::string& v) { opt.time_log2 = int(number(v, 10, 28)); }},
+        {"--bench-min", true, [&](const std::string& v) { opt.bench_min = int(number(v, 10, 28)); }},
+        {"--bench-max", true, [&](const std::string& v) { opt.bench_max = int(number(v, 10, 28)); }},
+        {"--timeout", true, [&](const std::string& v) { opt.timeout_s = int(number(v, 0, 86400)); }},
+        {"--csv", true, [&](const std::string& v) { opt.csv = v; }},
+    };
+    parseFlags(argc, argv, flags);
     if (opt.quick && (opt.full || opt.bench || opt.stress)) usageError("%s does not combine with --full, --bench or --stress", "--quick");
     if (opt.check_only && (opt.bench || opt.time_log2)) usageError("%s times nothing", "--check-only");
     if (opt.bench_min > opt.bench_max) usageError("%s: want --bench-min <= --bench-max", "--bench");
@@ -885,10 +868,7 @@ static void runAblation(const Options& opt, Buffers& buf, ScanState& st, Gate& g
 // ---- main ------------------------------------------------------------------------------------
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
-    if (!opt.seed_given) {
-        uint64_t clock_state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
-        opt.seed = splitmix64(clock_state) % 1000000;
-    }
+    if (!opt.seed_given) opt.seed = clockSeed();  // short enough to retype
     g_timeout_s = opt.timeout_s;
     const cudaDeviceProp prop = openDevice(reinterpret_cast<const void*>(pipelined_scan<TunedPipe, float, false>));
     Buffers buf;
