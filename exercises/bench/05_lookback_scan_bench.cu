@@ -123,7 +123,6 @@ constexpr const char* kProgram = "lookback_scan";  // error lines start with it
 
 constexpr size_t kBig = size_t(1) << 28;                 // --full, --bench, --stress
 constexpr size_t kDefaultTimedN = size_t(1) << 24;       // the default run's timing size
-constexpr uint64_t kExactLimit = uint64_t(1) << 24;      // floats hold every integer up to here
 constexpr int kDefaultReps = 20;
 constexpr int kMaxReps = 1000;
 constexpr int kWarmups = 2;
@@ -176,6 +175,12 @@ template <typename Table> static void parseFlags(int argc, char** argv, const Ta
 template <typename Enqueue>
 static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 
+// ==== drill 05's input and check, identical in exercises/bench/05_lookback_scan_bench.cu and solutions/experiments/pipelined_bench.cu ====
+//
+// The library benchmark (solutions/bench_libraries.py) sets the two programs' rows side by side:
+// they must scan the same inputs and judge them alike, so this block is one text in both files
+// (harness/test_pipelined.py fails when the copies differ).
+
 // ---- input -------------------------------------------------------------------
 //
 // The generator is splitmix64, in the plumbing block at the end of the file: the same
@@ -196,21 +201,9 @@ static const char* typeName() {
 // to at most 2^24; when even top = 1 is too much (n > 2^24), exactly one 1 in every
 // run of k = ceil(n / 2^24) elements at a random offset, zeros elsewhere: at most
 // 2^24 ones in all. int32: random 0..3 at every size (3 * 2^28 < 2^31).
+constexpr uint64_t kExactLimit = uint64_t(1) << 24;  // floats hold every integer up to here
 static uint64_t floatTop(size_t n) { return std::min<uint64_t>(3, n == 0 ? 3 : kExactLimit / n); }
 static size_t sparseRun(size_t n) { return size_t((n + kExactLimit - 1) / kExactLimit); }
-
-// The one-line description printed in the sizes table.
-template <typename T>
-static std::string inputText(size_t n) {
-    char text[80];
-    if (!std::is_same<T, float>::value) return "random 0..3";
-    if (floatTop(n) >= 1) {
-        std::snprintf(text, sizeof text, "random 0..%u", unsigned(floatTop(n)));
-    } else {
-        std::snprintf(text, sizeof text, "sparse: one 1 per %zu elements", sparseRun(n));
-    }
-    return text;
-}
 
 template <typename T>
 static void makeInput(size_t n, uint64_t seed, std::vector<T>& values) {
@@ -310,18 +303,6 @@ static std::string showNumber(double v) {
     return text;
 }
 
-static std::string diagnose(const Check& c) {
-    if (c.mismatches == 0) return "exact";
-    if (c.never_written) return "element " + std::to_string(c.first) + " never written (still the poison)";
-    if (c.tile_local && c.tiles() > 1) return "correct in tile 0 only: no tile added its predecessors";
-    const size_t bad_tile = c.first / c.tile;
-    const std::string before = bad_tile == 0   ? "tile 0 wrong"
-                               : bad_tile == 1 ? "tile 0 exact"
-                                               : "tiles 0.." + std::to_string(bad_tile - 1) + " exact";
-    if (c.carry_constant) return before + "; tile " + std::to_string(bad_tile) + "'s carry is off by " + showNumber(c.carry_error);
-    return before + "; wrong inside tile " + std::to_string(bad_tile);
-}
-
 // ---- GPU kernels: the bench's own -----------------------------------------------
 
 // Reads `count` 16-byte words and writes nothing (the store is never taken): run
@@ -336,6 +317,8 @@ __global__ void flush_l2(const int4* __restrict__ buffer, size_t count, int* __r
     }
     if (acc == 0x7fffffff) *sink = acc;  // the buffer is zeros: never taken
 }
+
+// ==== end of drill 05's input and check ====
 
 // ---- host side: options ------------------------------------------------------
 
@@ -627,6 +610,31 @@ static size_t cubTempBytes(size_t n) {
 }
 
 // ---- host side: checking and printing ----------------------------------------
+
+// The one-line description printed in the sizes table.
+template <typename T>
+static std::string inputText(size_t n) {
+    char text[80];
+    if (!std::is_same<T, float>::value) return "random 0..3";
+    if (floatTop(n) >= 1) {
+        std::snprintf(text, sizeof text, "random 0..%u", unsigned(floatTop(n)));
+    } else {
+        std::snprintf(text, sizeof text, "sparse: one 1 per %zu elements", sparseRun(n));
+    }
+    return text;
+}
+
+static std::string diagnose(const Check& c) {
+    if (c.mismatches == 0) return "exact";
+    if (c.never_written) return "element " + std::to_string(c.first) + " never written (still the poison)";
+    if (c.tile_local && c.tiles() > 1) return "correct in tile 0 only: no tile added its predecessors";
+    const size_t bad_tile = c.first / c.tile;
+    const std::string before = bad_tile == 0   ? "tile 0 wrong"
+                               : bad_tile == 1 ? "tile 0 exact"
+                                               : "tiles 0.." + std::to_string(bad_tile - 1) + " exact";
+    if (c.carry_constant) return before + "; tile " + std::to_string(bad_tile) + "'s carry is off by " + showNumber(c.carry_error);
+    return before + "; wrong inside tile " + std::to_string(bad_tile);
+}
 
 static std::string pow2Name(size_t n) {
     for (int p = 0; p < 63; ++p) {
