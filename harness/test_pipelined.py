@@ -1,7 +1,8 @@
 """The pipelined scan (solutions/pipelined_scan.cu, sm_90 only, through solutions/experiments/pipelined_bench.cu).
 
 CPU: its bench builds for sm_90 without warnings (its ablation build too, under make test-full: the
-same program with knobs); the measured defaults and every ablation knob are in the source. GPU (sm_90): the checks and the stress suite pass, memcheck and
+same program with knobs); the measured defaults and every ablation knob are in the source; its inputs and
+CPU check are drill 05's bench's, one fenced text in both. GPU (sm_90): the checks and the stress suite pass, memcheck and
 synccheck are clean (racecheck does not model the bulk copies' writes). Its timings:
 solutions/README-pipelined.md, from solutions/experiments/run_pipelined_device.sh.
 """
@@ -65,6 +66,34 @@ def test_the_pipelined_scan_keeps_the_measured_defaults_and_the_ablation_knobs()
                           ("LOOKAHEAD_WARP", "1"), ("PERSISTENT", "1"), ("BULK_STORE", "0")):
         assert re.search(rf"#ifndef PIPE_{knob}\n#define PIPE_{knob} {default}\b", text), knob
     assert "--ablation" in PIPELINED_BENCH.read_text()
+
+
+# The library benchmark sets pipelined_bench's rows beside drill 05's bench's, seed for seed: both
+# programs hold drill 05's input generator and CPU check as one fenced text.
+BENCH05 = REPO / "exercises" / "bench" / "05_lookback_scan_bench.cu"
+DRILL05_FENCES = ("// ==== drill 05's input and check, identical in exercises/bench/05_lookback_scan_bench.cu and "
+                  "solutions/experiments/pipelined_bench.cu ====", "// ==== end of drill 05's input and check ====")
+
+
+def drill05_block(path: Path) -> str:
+    text = path.read_text()
+    begin, end = DRILL05_FENCES
+    for fence in DRILL05_FENCES:
+        count = text.count(fence)
+        assert count == 1, f"{path.relative_to(REPO)} holds {count} of {fence!r}, not one"
+    assert text.index(begin) < text.index(end), f"{path.relative_to(REPO)}: the fences are the wrong way round"
+    return text[text.index(begin):text.index(end) + len(end)]
+
+
+def test_the_pipelined_bench_makes_and_checks_its_inputs_as_drill_05s_bench_does():
+    import difflib
+
+    ours, theirs = drill05_block(PIPELINED_BENCH), drill05_block(BENCH05)
+    differ = list(difflib.unified_diff(theirs.splitlines(), ours.splitlines(), str(BENCH05.relative_to(REPO)),
+                                       str(PIPELINED_BENCH.relative_to(REPO)), lineterm="", n=1))
+    assert not differ, "the fenced input and check differ: edit both copies together\n" + "\n".join(differ[:40])
+    for name in ("makeInput(", "checkScan(", "flush_l2(", "kExactLimit ="):
+        assert name in ours, f"{name} is not in the fenced block"
 
 
 def skip_unless_sm90(result) -> None:

@@ -114,6 +114,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -164,14 +165,18 @@ struct Mismatch {
     double actual = 0.0;
 };
 
+// A row of the flag table parseFlags (in the plumbing block) reads: --name, a value or not, what it sets.
+struct Flag { const char* name; bool takes_value; std::function<void(const std::string&)> set; };
 
 // The host plumbing this file uses, defined in the block at its end (identical in every
-// HIP lesson file: splitmix64, parseUnsigned, isPowerOfTwo, usageError, noGpu, fmt,
-// num, printTable, median, gbPerSecond, baseArch, openDevice, compareExact, medianMs).
+// HIP lesson file: splitmix64, clockSeed, numberFlag, choiceFlag, parseFlags, usageError,
+// noGpu, fmt, num, printTable, median, gbPerSecond, baseArch, openDevice, compareExact, medianMs).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
-[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
-[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[maybe_unused]] static uint64_t clockSeed();
+[[maybe_unused]] static unsigned long long numberFlag(const std::string&, unsigned long long, unsigned long long, bool, const char*);
+[[maybe_unused]] static int choiceFlag(const std::string& v, const std::vector<std::string>& names, const char* complaint);
+template <typename Table> static void parseFlags(int argc, char** argv, const Table& flags);
 [[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
 [[noreturn]] [[maybe_unused]] static void noGpu(const char* why, hipError_t err);
 [[maybe_unused]] static std::string fmt(const char* format, double value);
@@ -369,50 +374,23 @@ static void printUsage(FILE* to) {
 static Options parseOptions(int argc, char** argv) {
     Options opt;
     bool n_given = false;
-    for (int a = 1; a < argc; ++a) {
-        std::string flag = argv[a];
-        std::string value;
-        bool has_value = false;
-        const size_t eq = flag.find('=');
-        if (flag.rfind("--", 0) == 0 && eq != std::string::npos) {
-            value = flag.substr(eq + 1);
-            flag = flag.substr(0, eq);
-            has_value = true;
-        }
-        auto needValue = [&]() -> std::string {
-            if (has_value) return value;
-            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
-            return argv[++a];
-        };
-
-        if (flag == "--help" || flag == "-h") {
-            if (has_value) usageError("%s takes no value", flag.c_str());
-            printUsage(stdout);
-            std::exit(kExitPass);
-        } else if (flag == "--n") {
-            const std::string v = needValue();
-            unsigned long long n = 0;
-            if (!parseUnsigned(v.c_str(), kMaxN, n)) usageError("--n wants a whole number from 0 to 2^30, not '%s'", v.c_str());
-            opt.n = size_t(n);
-            n_given = true;
-        } else if (flag == "--quick") {
-            if (has_value) usageError("%s takes no value", flag.c_str());
-            opt.quick = true;
-        } else if (flag == "--seed") {
-            const std::string v = needValue();
-            unsigned long long s = 0;
-            if (!parseUnsigned(v.c_str(), UINT64_MAX, s)) usageError("--seed wants a whole number, not '%s'", v.c_str());
-            opt.seed = s;
-            opt.seed_given = true;
-        } else if (flag == "--width") {
-            const std::string v = needValue();
-            if (v != "32" && v != "64" && v != "both") usageError("--width wants 32, 64 or both, not '%s'", v.c_str());
-            opt.width[0] = v != "64";
-            opt.width[1] = v != "32";
-        } else {
-            usageError("unknown argument '%s'", argv[a]);
-        }
-    }
+    const Flag flags[] = {
+        {"--n", true, [&](const std::string& v) {
+             opt.n = size_t(numberFlag(v, 0, kMaxN, false, "--n wants a whole number from 0 to 2^30, not '%s'"));
+             n_given = true;
+         }},
+        {"--quick", false, [&](const std::string&) { opt.quick = true; }},
+        {"--seed", true, [&](const std::string& v) {
+             opt.seed = numberFlag(v, 0, UINT64_MAX, false, "--seed wants a whole number, not '%s'");
+             opt.seed_given = true;
+         }},
+        {"--width", true, [&](const std::string& v) {
+             const int width = choiceFlag(v, {"32", "64", "both"}, "--width wants 32, 64 or both, not '%s'");
+             opt.width[0] = width != 1;
+             opt.width[1] = width != 0;
+         }},
+    };
+    parseFlags(argc, argv, flags);
     if (opt.quick && n_given) usageError("%s checks its own small sizes: it does not combine with --n", "--quick");
     if (opt.quick) opt.n = 0;
     return opt;
@@ -838,10 +816,7 @@ static void runTiming(int width, TimingRun& t, Gate& gate) {
 
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
-    if (!opt.seed_given) {
-        uint64_t clock_state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
-        opt.seed = splitmix64(clock_state) % 1000000;  // short enough to retype
-    }
+    if (!opt.seed_given) opt.seed = clockSeed();  // short enough to retype
 
     const hipDeviceProp_t prop = openWarpScanDevice();
     const int wave = prop.warpSize;

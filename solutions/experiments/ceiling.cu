@@ -44,6 +44,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -79,12 +80,15 @@ struct Mismatch {
     float actual = 0.0f;
 };
 
+// A row of the flag table parseFlags (in the plumbing block) reads: --name, a value or not, what it sets.
+struct Flag { const char* name; bool takes_value; std::function<void(const std::string&)> set; };
+
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // CUDA lesson file).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
-[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
-[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[maybe_unused]] static unsigned long long numberFlag(const std::string&, unsigned long long, unsigned long long, bool, const char*);
+template <typename Table> static void parseFlags(int argc, char** argv, const Table& flags);
 [[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
 [[noreturn]] [[maybe_unused]] static void noGpu(const char* why, cudaError_t err);
 [[maybe_unused]] static std::string fmt(const char* format, double value);
@@ -231,24 +235,12 @@ static void printUsage(FILE* to) {
 
 static Options parseOptions(int argc, char** argv) {
     Options opt;
-    for (int a = 1; a < argc; ++a) {
-        const std::string flag = argv[a];
-        unsigned long long v = 0;
-        if (flag == "--help" || flag == "-h") {
-            printUsage(stdout);
-            std::exit(kExitPass);
-        } else if (flag == "--no-timeline") {
-            opt.timeline = false;
-        } else if (flag == "--log2" && a + 1 < argc) {
-            if (!parseUnsigned(argv[++a], 28, v) || v < 20) usageError("--log2 wants 20..28, not '%s'", argv[a]);
-            opt.log2n = int(v);
-        } else if (flag == "--reps" && a + 1 < argc) {
-            if (!parseUnsigned(argv[++a], 1000, v) || v == 0) usageError("--reps wants 1..1000, not '%s'", argv[a]);
-            opt.reps = int(v);
-        } else {
-            usageError("unknown or incomplete argument '%s'", argv[a]);
-        }
-    }
+    const Flag flags[] = {
+        {"--log2", true, [&](const std::string& v) { opt.log2n = int(numberFlag(v, 20, 28, false, "--log2 wants 20..28, not '%s'")); }},
+        {"--reps", true, [&](const std::string& v) { opt.reps = int(numberFlag(v, 1, 1000, false, "--reps wants 1..1000, not '%s'")); }},
+        {"--no-timeline", false, [&](const std::string&) { opt.timeline = false; }},
+    };
+    parseFlags(argc, argv, flags);
     return opt;
 }
 

@@ -52,6 +52,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <functional>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -91,12 +92,16 @@ struct Mismatch {
     float actual = 0.0f;
 };
 
+// A row of the flag table parseFlags (in the plumbing block) reads: --name, a value or not, what it sets.
+struct Flag { const char* name; bool takes_value; std::function<void(const std::string&)> set; };
+
 // The host plumbing this file uses, defined in the block at its end (identical in every
 // CUDA lesson file).
 static void printUsage(FILE* to);
 [[maybe_unused]] static uint64_t splitmix64(uint64_t& state);
-[[maybe_unused]] static bool parseUnsigned(const char* text, unsigned long long max, unsigned long long& value);
-[[maybe_unused]] static bool isPowerOfTwo(unsigned long long x);
+[[maybe_unused]] static uint64_t clockSeed();
+[[maybe_unused]] static unsigned long long numberFlag(const std::string&, unsigned long long, unsigned long long, bool, const char*);
+template <typename Table> static void parseFlags(int argc, char** argv, const Table& flags);
 [[noreturn]] [[maybe_unused]] static void usageError(const char* fmt, const char* what);
 [[noreturn]] [[maybe_unused]] static void noGpu(const char* why, cudaError_t err);
 [[maybe_unused]] static std::string fmt(const char* format, double value);
@@ -111,7 +116,6 @@ template <typename Enqueue>
 static float medianMs(int warmups, int reps, Enqueue&& enqueue);
 
 constexpr size_t kBig = size_t(1) << 28;
-constexpr uint64_t kExactLimit = uint64_t(1) << 24;
 constexpr int kWarmups = 2;
 constexpr int kStressRepeats = 8;
 // The stress builds: the same kernel with tiny tiles, so 2^28 elements are half a million tiles
@@ -119,17 +123,36 @@ constexpr int kStressRepeats = 8;
 using StressPipe = PipeShape<2048, 4, 4, PIPE_BULK_STORE != 0>;  // 512-element tiles
 using TinyPipe = PipeShape<1024, 2, 2, PIPE_BULK_STORE != 0>;    // 256-element tiles, 2 stages
 
-// ---- input (drill 05's bench: the same generator and rules) --------------------------
+// ==== drill 05's input and check, identical in exercises/bench/05_lookback_scan_bench.cu and solutions/experiments/pipelined_bench.cu ====
+//
+// The library benchmark (solutions/bench_libraries.py) sets the two programs' rows side by side:
+// they must scan the same inputs and judge them alike, so this block is one text in both files
+// (harness/test_pipelined.py fails when the copies differ).
+
+// ---- input -------------------------------------------------------------------
+//
+// The generator is splitmix64, in the plumbing block at the end of the file: the same
+// seed gives the same data with every compiler, so a failing seed reproduces anywhere.
+
+// Each (n, type) gets its own stream of numbers, all derived from the one printed seed.
 static uint64_t streamSeed(uint64_t seed, size_t n, bool is_float) {
     uint64_t state = seed ^ (uint64_t(n) * 0xD1B54A32D192ED03ull) ^ (is_float ? 0x5851F42D4C957F2Dull : 0);
     return splitmix64(state);
 }
+
 template <typename T>
 static const char* typeName() {
     return std::is_same<T, float>::value ? "float32" : "int32";
 }
+
+// float: random integers 0..top with top = min(3, 2^24 / n), so the whole array sums
+// to at most 2^24; when even top = 1 is too much (n > 2^24), exactly one 1 in every
+// run of k = ceil(n / 2^24) elements at a random offset, zeros elsewhere: at most
+// 2^24 ones in all. int32: random 0..3 at every size (3 * 2^28 < 2^31).
+constexpr uint64_t kExactLimit = uint64_t(1) << 24;  // floats hold every integer up to here
 static uint64_t floatTop(size_t n) { return std::min<uint64_t>(3, n == 0 ? 3 : kExactLimit / n); }
 static size_t sparseRun(size_t n) { return size_t((n + kExactLimit - 1) / kExactLimit); }
+
 template <typename T>
 static void makeInput(size_t n, uint64_t seed, std::vector<T>& values) {
     values.assign(n, T(0));
@@ -146,37 +169,77 @@ static void makeInput(size_t n, uint64_t seed, std::vector<T>& values) {
     }
 }
 
-// ---- CPU reference ----------------------------------------------------------------
-// The running sum in 64-bit integers, compared element by element as it goes.
+// ---- CPU reference -----------------------------------------------------------
+//
+// The obvious running sum, in 64-bit integers (every input is a small non-negative
+// integer), compared element by element as it goes, so 2^28 elements need no second
+// array. Alongside it runs the scan of every tile on its own, the answer a kernel
+// gives when no tile gets a carry from its predecessors: the starter's answer.
+
 struct Check {
-    size_t mismatches = 0, first = 0;
-    double expected = 0, actual = 0;
-    bool never_written = false;
+    size_t n = 0;
+    size_t tile = 1;
+    size_t mismatches = 0;
+    size_t first = 0;
+    double expected = 0.0;
+    double actual = 0.0;
+    bool never_written = false;   // the first wrong element still holds the poison
+    bool tile_local = true;       // the output is every tile scanned on its own
+    bool carry_constant = false;  // the first wrong tile is off by one constant throughout
+    double carry_error = 0.0;     // ... and by how much
+
+    size_t tiles() const { return (n + tile - 1) / tile; }
 };
+
 template <typename T>
 static bool isPoison(T v) {
     uint32_t bits;
     std::memcpy(&bits, &v, sizeof bits);
-    return bits == 0xFFFFFFFFu;
+    return bits == 0xFFFFFFFFu;  // cudaMemset(0xFF): a NaN as float32, -1 as int32 (all answers are >= 0)
 }
+
 template <typename T>
-static Check checkScan(const std::vector<T>& in, const std::vector<T>& out, bool inclusive) {
+static Check checkScan(const std::vector<T>& in, const std::vector<T>& out, bool inclusive, size_t tile) {
     Check c;
-    int64_t global = 0;
+    c.n = in.size();
+    c.tile = tile;
+    int64_t global = 0, local = 0, bad_tile_start = 0;
     for (size_t i = 0; i < in.size(); ++i) {
+        if (i % tile == 0) local = 0;
         const int64_t x = int64_t(in[i]);
         const T expected = T(inclusive ? global + x : global);
-        if (out[i] != expected) {
+        const T tile_expected = T(inclusive ? local + x : local);
+        if (out[i] != tile_expected) c.tile_local = false;
+        if (out[i] != expected) {  // a NaN never compares equal, so an unwritten float counts
             if (c.mismatches == 0) {
-                c.first = i, c.expected = double(expected), c.actual = double(out[i]);
+                c.first = i;
+                c.expected = double(expected);
+                c.actual = double(out[i]);
                 c.never_written = isPoison(out[i]);
+                bad_tile_start = global - local;  // everything before this tile
             }
             ++c.mismatches;
         }
         global += x;
+        local += x;
+    }
+    if (c.mismatches > 0) {  // is the first wrong tile off by one constant (a wrong carry)?
+        const size_t start = c.first / tile * tile, end = std::min(in.size(), start + tile);
+        int64_t running = bad_tile_start;
+        c.carry_constant = true;
+        for (size_t i = start; i < end && c.carry_constant; ++i) {
+            const int64_t x = int64_t(in[i]);
+            const double expected = double(T(inclusive ? running + x : running));
+            const double error = double(out[i]) - expected;
+            if (i == start) c.carry_error = error;
+            if (error != c.carry_error || error != error) c.carry_constant = false;
+            running += x;
+        }
+        if (c.first != start) c.carry_constant = false;  // right at first, then wrong: not a carry
     }
     return c;
 }
+
 static std::string showNumber(double v) {
     char text[48];
     if (v != v) return "nan";
@@ -188,16 +251,23 @@ static std::string showNumber(double v) {
     return text;
 }
 
-// ---- GPU kernels: the bench's own ---------------------------------------------------
-// Reads twice the L2 between timed repetitions so each starts cold (drill 05's bench).
+// ---- GPU kernels: the bench's own -----------------------------------------------
+
+// Reads `count` 16-byte words and writes nothing (the store is never taken): run
+// between timed repetitions over twice the L2's size, it leaves the L2 holding this
+// buffer's clean lines, so the next repetition starts cold and pays no write-back of
+// the previous one's output.
 __global__ void flush_l2(const int4* __restrict__ buffer, size_t count, int* __restrict__ sink) {
     int acc = 0;
     for (size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
         const int4 q = buffer[i];
         acc ^= q.x ^ q.y ^ q.z ^ q.w;
     }
-    if (acc == 0x7fffffff) *sink = acc;
+    if (acc == 0x7fffffff) *sink = acc;  // the buffer is zeros: never taken
 }
+
+// ==== end of drill 05's input and check ====
+
 // The SM copy of experiments/ceiling.cu (persistent, kUnroll 16-byte loads a thread before
 // the stores); timed at two settings, the better one (or cudaMemcpyAsync) is "copy".
 template <int kUnroll>
@@ -253,53 +323,31 @@ static void printUsage(FILE* to) {
 
 static Options parseOptions(int argc, char** argv) {
     Options opt;
-    for (int a = 1; a < argc; ++a) {
-        const std::string flag = argv[a];
-        auto value = [&](unsigned long long lo, unsigned long long hi) {
-            unsigned long long v = 0;
-            if (a + 1 >= argc) usageError("%s needs a value", flag.c_str());
-            if (!parseUnsigned(argv[++a], hi, v) || v < lo) usageError("bad value '%s'", argv[a]);
-            return v;
-        };
-        if (flag == "--help" || flag == "-h") {
-            printUsage(stdout);
-            std::exit(kExitPass);
-        } else if (flag == "--full") {
-            opt.full = true;
-        } else if (flag == "--bench") {
-            opt.bench = true;
-        } else if (flag == "--stress") {
-            opt.stress = true;
-        } else if (flag == "--quick") {
-            opt.quick = true;
-        } else if (flag == "--check-only") {
-            opt.check_only = true;
-        } else if (flag == "--ablation") {
+    auto number = [](const std::string& v, unsigned long long lo, unsigned long long hi) {
+        return numberFlag(v, lo, hi, false, "bad value '%s'");
+    };
+    const Flag flags[] = {
+        {"--full", false, [&](const std::string&) { opt.full = true; }},
+        {"--bench", false, [&](const std::string&) { opt.bench = true; }},
+        {"--stress", false, [&](const std::string&) { opt.stress = true; }},
+        {"--quick", false, [&](const std::string&) { opt.quick = true; }},
+        {"--check-only", false, [&](const std::string&) { opt.check_only = true; }},
+        {"--ablation", false, [&](const std::string&) {
 #ifndef PIPE_ABLATION
-            usageError("%s needs a build with -DPIPE_ABLATION (run_pipelined_device.sh makes one)", "--ablation");
+             usageError("%s needs a build with -DPIPE_ABLATION (run_pipelined_device.sh makes one)", "--ablation");
 #endif
-            opt.ablation = true;
-        } else if (flag == "--float-only") {
-            opt.float_only = true;
-        } else if (flag == "--seed") {
-            opt.seed = value(0, UINT64_MAX), opt.seed_given = true;
-        } else if (flag == "--reps") {
-            opt.reps = int(value(1, 1000));
-        } else if (flag == "--time-log2") {
-            opt.time_log2 = int(value(10, 28));
-        } else if (flag == "--bench-min") {
-            opt.bench_min = int(value(10, 28));
-        } else if (flag == "--bench-max") {
-            opt.bench_max = int(value(10, 28));
-        } else if (flag == "--timeout") {
-            opt.timeout_s = int(value(0, 86400));
-        } else if (flag == "--csv") {
-            if (a + 1 >= argc) usageError("%s needs a file name", "--csv");
-            opt.csv = argv[++a];
-        } else {
-            usageError("unknown argument '%s'", argv[a]);
-        }
-    }
+             opt.ablation = true;
+         }},
+        {"--float-only", false, [&](const std::string&) { opt.float_only = true; }},
+        {"--seed", true, [&](const std::string& v) { opt.seed = number(v, 0, UINT64_MAX), opt.seed_given = true; }},
+        {"--reps", true, [&](const std::string& v) { opt.reps = int(number(v, 1, 1000)); }},
+        {"--time-log2", true, [&](const std::string& v) { opt.time_log2 = int(number(v, 10, 28)); }},
+        {"--bench-min", true, [&](const std::string& v) { opt.bench_min = int(number(v, 10, 28)); }},
+        {"--bench-max", true, [&](const std::string& v) { opt.bench_max = int(number(v, 10, 28)); }},
+        {"--timeout", true, [&](const std::string& v) { opt.timeout_s = int(number(v, 0, 86400)); }},
+        {"--csv", true, [&](const std::string& v) { opt.csv = v; }},
+    };
+    parseFlags(argc, argv, flags);
     if (opt.quick && (opt.full || opt.bench || opt.stress)) usageError("%s does not combine with --full, --bench or --stress", "--quick");
     if (opt.check_only && (opt.bench || opt.time_log2)) usageError("%s times nothing", "--check-only");
     if (opt.bench_min > opt.bench_max) usageError("%s: want --bench-min <= --bench-max", "--bench");
@@ -479,14 +527,14 @@ static bool runChecked(Path path, bool inclusive, const std::vector<T>& input, B
     waitForStream(what.c_str());
     std::vector<T> out(n);
     if (n > 0) CUDA_CHECK(cudaMemcpy(out.data(), buf.out, n * sizeof(T), cudaMemcpyDeviceToHost));
-    const Check c = checkScan(input, out, inclusive);
+    const Check c = checkScan(input, out, inclusive, tileOf(path));
     VisitCheck v;
     if (counted) v = checkVisits(buf, st, tiles, grid, unsigned(repeats));
     const bool ok = c.mismatches == 0 && v.ok;
     std::string why = c.mismatches == 0 ? "exact" : "out[" + num(c.first) + "] is " + showNumber(c.actual) + ", should be " +
                                                         showNumber(c.expected) + " (" + num(c.mismatches) + " wrong" +
                                                         (c.never_written ? ", never written" : "") + ", tile " +
-                                                        num(c.first / tileOf(path)) + ")";
+                                                        num(c.first / c.tile) + ")";
     gate.record(what, ok, why + (v.ok ? "" : "; " + v.why));
     rows.push_back({num(n), pathName(path), typeName<T>(), inclusive ? "inclusive" : "exclusive", num(tiles),
                     counted ? num(grid) : "-", num(unsigned(repeats)), num(c.mismatches),
@@ -782,7 +830,7 @@ static void ablate(const char* group, const char* step, const char* knobs, const
         static std::vector<float> out;  // one host copy for every build (1 GiB at 2^28)
         out.resize(n);
         CUDA_CHECK(cudaMemcpy(out.data(), buf.out, n * sizeof(float), cudaMemcpyDeviceToHost));
-        const Check c = checkScan(input, out, inclusive);
+        const Check c = checkScan(input, out, inclusive, P::kTile);
         // Not persistent: every block draws one ticket and none past the end.
         const VisitCheck v = checkVisits(buf, st, tiles, P::kPersistent ? grid : 0, 1);
         const bool ok = c.mismatches == 0 && v.ok;
@@ -885,10 +933,7 @@ static void runAblation(const Options& opt, Buffers& buf, ScanState& st, Gate& g
 // ---- main ------------------------------------------------------------------------------------
 int main(int argc, char** argv) {
     Options opt = parseOptions(argc, argv);
-    if (!opt.seed_given) {
-        uint64_t clock_state = uint64_t(std::time(nullptr)) ^ uint64_t(std::clock()) << 32;
-        opt.seed = splitmix64(clock_state) % 1000000;
-    }
+    if (!opt.seed_given) opt.seed = clockSeed();  // short enough to retype
     g_timeout_s = opt.timeout_s;
     const cudaDeviceProp prop = openDevice(reinterpret_cast<const void*>(pipelined_scan<TunedPipe, float, false>));
     Buffers buf;
