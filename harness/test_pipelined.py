@@ -1,10 +1,11 @@
 """The pipelined scan (solutions/pipelined_scan.cu, sm_90 only, through solutions/experiments/pipelined_bench.cu).
 
 CPU: its bench builds for sm_90 without warnings (its ablation build too, under make test-full: the
-same program with knobs); the measured defaults and every ablation knob are in the source; its inputs and
-CPU check are drill 05's bench's, one fenced text in both. GPU (sm_90): the checks and the stress suite pass, memcheck and
-synccheck are clean (racecheck does not model the bulk copies' writes). Its timings:
-solutions/README-pipelined.md, from solutions/experiments/run_pipelined_device.sh.
+same program with knobs) and refuses bad command lines; the measured defaults and every ablation knob
+are in the source; its inputs and CPU check are drill 05's bench's, one fenced text in both. GPU
+(sm_90): the checks and the stress suite pass, memcheck and synccheck are clean (racecheck does not
+model the bulk copies' writes). Its timings: solutions/README-pipelined.md, from
+solutions/experiments/run_pipelined_device.sh.
 """
 
 from __future__ import annotations
@@ -57,6 +58,28 @@ def test_the_pipelined_scan_builds_for_sm90_without_warnings(name, pipelined_bui
     proc, target, cmd = pipelined_builds[name]
     assert proc.returncode == 0 and target.is_file(), f"{cmd}\n{proc.stderr}"
     assert "warning" not in proc.stderr.lower(), f"{cmd}\n{proc.stderr}"
+
+
+# Bad command lines, refused before any GPU is looked for (the same on every machine): status 2,
+# nothing on stdout, and the one line that says what is wrong before the usage text.
+BAD_COMMAND_LINES = {
+    "--nope": "unknown argument '--nope'", "--reps 0": "bad value '0'", "--reps=5x": "bad value '5x'",
+    "--csv": "--csv needs a value", "--quick --full": "--quick does not combine with --full, --bench or --stress",
+    "--check-only --time-log2 20": "--check-only times nothing",
+    "--bench-min 20 --bench-max 18": "--bench: want --bench-min <= --bench-max",
+    "--ablation": "--ablation needs a build with -DPIPE_ABLATION (run_pipelined_device.sh makes one)",
+}
+
+
+@pytest.mark.cuda
+@pytest.mark.slow
+@pytest.mark.parametrize("args", list(BAD_COMMAND_LINES))
+def test_the_pipelined_bench_refuses_a_bad_command_line_in_one_line_with_status_2(args, pipelined_builds):
+    proc, target, cmd = pipelined_builds["pipelined_bench"]
+    assert proc.returncode == 0, f"{cmd}\n{proc.stderr}"
+    result = subprocess.run([str(target), *args.split()], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stdout == "", result.stdout + result.stderr
+    assert result.stderr.splitlines()[0] == f"pipelined_bench: {BAD_COMMAND_LINES[args]}", result.stderr
 
 
 def test_the_pipelined_scan_keeps_the_measured_defaults_and_the_ablation_knobs():

@@ -10,7 +10,6 @@ bubblewrap get.
 from __future__ import annotations
 
 import dataclasses
-
 import os
 import shutil
 import subprocess
