@@ -10,6 +10,7 @@ solutions/experiments/run_pipelined_device.sh.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -117,6 +118,36 @@ def test_the_pipelined_bench_makes_and_checks_its_inputs_as_drill_05s_bench_does
     assert not differ, "the fenced input and check differ: edit both copies together\n" + "\n".join(differ[:40])
     for name in ("makeInput(", "checkScan(", "flush_l2(", "kExactLimit ="):
         assert name in ours, f"{name} is not in the fenced block"
+
+
+DEVICE_SCRIPT = REPO / "solutions" / "experiments" / "run_pipelined_device.sh"
+ABLATION_TABLE = ["| group | design step | `-D` knobs | exclusive, of copy | inclusive, of copy | change (mean) |",
+                  "|---|---|---|---|---|---|", "| steps | the design | `(defaults)` | 0.99 | 0.99 | - |",
+                  "| scan warps | 8 scan warps | `PIPE_SCAN_WARPS=8` | 0.99 | 0.99 | +0.00 vs the design |"]
+
+
+@pytest.mark.slow
+def test_the_device_script_prints_the_ablation_table_and_times_only_what_it_has(tmp_path):
+    """run_pipelined_device.sh --no-build on stand-in programs (each step meets no GPU here and the
+    run goes on): the summary carries the ablation's Markdown table whole (a blank line once cut it
+    to its heading), and a full budget over a pipelined-only build times only the pipelined rows,
+    saying so, rather than failing for drill 05's bench it does not have."""
+    build = tmp_path / "build"
+    build.mkdir()
+    table = "\n".join(ABLATION_TABLE)
+    for name in ("pipelined_bench", "ceiling"):
+        (build / name).write_text("#!/bin/sh\nexit 0\n")
+    (build / "ablation").write_text(f"#!/bin/sh\nprintf 'ablation markdown (a stand-in):\\n\\n%s\\n\\nall 32 gated "
+                                    f"checks passed\\n' '{table}'\n")
+    for name in ("pipelined_bench", "ceiling", "ablation"):
+        (build / name).chmod(0o755)
+    proc = subprocess.run(["bash", str(DEVICE_SCRIPT), "--no-build"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "BUILD": str(build), "BUDGET_S": "400", "PATH": os.environ["PATH"]})
+    lines = proc.stdout.splitlines()
+    assert all(row in lines for row in ABLATION_TABLE), proc.stdout
+    assert "libraries: " + str(build) + " holds no full build (drill 05's bench, a05-scan): only the pipelined " \
+        "rows are timed" in proc.stderr, proc.stderr
+    assert "is not built" not in (build / "out" / "extra.log").read_text()
 
 
 def skip_unless_sm90(result) -> None:
