@@ -131,7 +131,8 @@ def test_the_device_script_prints_the_ablation_table_and_times_only_what_it_has(
     """run_pipelined_device.sh --no-build on stand-in programs (each step meets no GPU here and the
     run goes on): the summary carries the ablation's Markdown table whole (a blank line once cut it
     to its heading), and a full budget over a pipelined-only build times only the pipelined rows,
-    saying so, rather than failing for drill 05's bench it does not have."""
+    saying so, rather than failing for drill 05's bench it does not have. Every program and tool it
+    calls is a stand-in."""
     build = tmp_path / "build"
     build.mkdir()
     table = "\n".join(ABLATION_TABLE)
@@ -139,10 +140,16 @@ def test_the_device_script_prints_the_ablation_table_and_times_only_what_it_has(
         (build / name).write_text("#!/bin/sh\nexit 0\n")
     (build / "ablation").write_text(f"#!/bin/sh\nprintf 'ablation markdown (a stand-in):\\n\\n%s\\n\\nall 32 gated "
                                     f"checks passed\\n' '{table}'\n")
-    for name in ("pipelined_bench", "ceiling", "ablation"):
-        (build / name).chmod(0o755)
+    # The tools it calls, stand-ins too, so that no step uses a GPU where there is one.
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    for name in ("compute-sanitizer", "ncu", "nvidia-smi", "python3"):
+        (tools / name).write_text("#!/bin/sh\nexit 3\n")
+    for program in [*build.iterdir(), *tools.iterdir()]:
+        program.chmod(0o755)
     proc = subprocess.run(["bash", str(DEVICE_SCRIPT), "--no-build"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "BUILD": str(build), "BUDGET_S": "400", "PATH": os.environ["PATH"]})
+                          env={**os.environ, "BUILD": str(build), "BUDGET_S": "400",
+                               "PATH": f"{tools}:{os.environ['PATH']}"})
     lines = proc.stdout.splitlines()
     assert all(row in lines for row in ABLATION_TABLE), proc.stdout
     assert "libraries: " + str(build) + " holds no full build (drill 05's bench, a05-scan): only the pipelined " \
