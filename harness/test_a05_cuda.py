@@ -222,8 +222,9 @@ def test_compaction_help_documents_flags_and_exit_statuses(compaction):
     result = run([compaction, "--help"])
     assert result.returncode == EXIT_PASS, result.describe()
     for word in ("--n", "--pattern", "all-zero", "no-zero", "alternating", "--keep", "--seed", "--threads",
-                 "--items", "--reps", "--check-only", "exit status", "3 no usable GPU"):
+                 "--reps", "--check-only", "exit status", "3 no usable GPU"):
         assert word in result.stdout, f"--help does not mention {word!r}"
+    assert "--items" not in result.stdout, "Lab 2 scans one flag per thread: the page's kernels (issue 22)"
 
 
 @pytest.mark.cuda
@@ -267,7 +268,7 @@ def test_scan_bad_command_line_prints_usage_and_exits_2(scan, args, complaint):
     pytest.param(["--pattern", "no-zero", "--keep", "0.5"], "only applies to --pattern random", id="keep-without-random"),
     pytest.param(["--pattern", "all-zero", "--seed", "3"], "only applies to --pattern random", id="seed-without-random"),
     pytest.param(["--threads", "48"], "--threads wants", id="threads-not-a-power-of-two"),
-    pytest.param(["--items", "5"], "--items wants", id="items-5"),
+    pytest.param(["--items", "4"], "unknown argument '--items'", id="items-is-lab-1s-not-lab-2s"),
     pytest.param(["--reps", "x"], "--reps wants", id="reps-not-a-number"),
     pytest.param(["--frobnicate"], "unknown argument", id="unknown-flag"),
 ])
@@ -499,8 +500,8 @@ def test_compaction_equals_copy_if(compaction, n, pattern):
 @pytest.mark.gpu
 @pytest.mark.parametrize("args, n", [
     pytest.param(["--pattern", "random", "--keep", "0.03", "--seed", "8"], 4194307, id="sparse-keep-3%-4M+3"),
-    pytest.param(["--pattern", "random", "--keep", "0.97", "--seed", "8", "--items", "8"], 4194307, id="dense-keep-97%-items-8"),
-    pytest.param(["--pattern", "alternating", "--threads", "1024", "--items", "4"], 1000003, id="big-tiles-4096"),
+    pytest.param(["--pattern", "random", "--keep", "0.97", "--seed", "8", "--threads", "32"], 4194307, id="dense-keep-97%-tiles-of-32-five-levels"),
+    pytest.param(["--pattern", "alternating", "--threads", "1024"], 1000003, id="big-tiles-1024"),
 ])
 def test_compaction_other_shapes(compaction, args, n):
     result = run_on_gpu([compaction, "--n", n, *args, "--check-only"])
@@ -509,6 +510,10 @@ def test_compaction_other_shapes(compaction, args, n):
     assert row["kept"] == row["std::copy_if kept"] and row["order"] == "stable" and row["gated"] == "pass", row
     if "alternating" in args:
         assert row["kept"] == str(n // 2)
+    tile = int(args[args.index("--threads") + 1]) if "--threads" in args else 256
+    chain = " -> ".join(str(tiles) for _, tiles in expected_levels(n, tile))
+    assert f"Scan of the flags: {tile}-element tiles (a block of {tile} threads each)" in result.stdout
+    assert f"(tiles per level: {chain})" in result.stdout, result.stdout
 
 
 @pytest.mark.gpu

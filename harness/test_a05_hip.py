@@ -514,9 +514,8 @@ COMPACTION_RUNS = [
     pytest.param(["--n", "257", "--pattern", "alternating"], id="n=257-alternating"),
     pytest.param(["--n", "65537", "--pattern", "alternating"], id="n=65537-alternating"),
     pytest.param(["--n", "100003", "--keep", "0.03", "--seed", "8"], id="sparse-keep-3%"),
-    pytest.param(["--n", "100003", "--keep", "0.97", "--seed", "8", "--items", "8"], id="dense-keep-97%-items-8"),
-    pytest.param(["--n", "1000003", "--pattern", "alternating", "--threads", "1024", "--items", "4"],
-                 id="tiles-of-4096-float4"),
+    pytest.param(["--n", "100003", "--keep", "0.97", "--seed", "8", "--threads", "32"], id="dense-keep-97%-tiles-of-32"),
+    pytest.param(["--n", "1000003", "--pattern", "alternating", "--threads", "1024"], id="tiles-of-1024"),
 ]
 
 

@@ -132,7 +132,8 @@ def test_the_device_script_prints_the_ablation_table_and_times_only_what_it_has(
     run goes on): the summary carries the ablation's Markdown table whole (a blank line once cut it
     to its heading), and a full budget over a pipelined-only build times only the pipelined rows,
     saying so, rather than failing for drill 05's bench it does not have. Every program and tool it
-    calls is a stand-in."""
+    calls is a stand-in. OUT is named: a device machine sets its own (on the H200 the script once
+    wrote this test's logs there)."""
     build = tmp_path / "build"
     build.mkdir()
     table = "\n".join(ABLATION_TABLE)
@@ -148,7 +149,7 @@ def test_the_device_script_prints_the_ablation_table_and_times_only_what_it_has(
     for program in [*build.iterdir(), *tools.iterdir()]:
         program.chmod(0o755)
     proc = subprocess.run(["bash", str(DEVICE_SCRIPT), "--no-build"], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "BUILD": str(build), "BUDGET_S": "400",
+                          env={**os.environ, "BUILD": str(build), "OUT": str(build / "out"), "BUDGET_S": "400",
                                "PATH": f"{tools}:{os.environ['PATH']}"})
     lines = proc.stdout.splitlines()
     assert all(row in lines for row in ABLATION_TABLE), proc.stdout

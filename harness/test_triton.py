@@ -64,21 +64,26 @@ def hidden_triton(tmp_path):
     return {"PYTHONPATH": str(tmp_path)}
 
 
-def test_the_file_reads_in_the_order_its_header_gives_kernels_first():
-    """The header's reading order is the file's: the kernels (the first by line 130, as the
-    tutorials put theirs near the top), then the wrappers, the checks, the benchmark and main."""
+def test_the_file_reads_in_the_order_its_header_gives():
+    """The header's reading order is the file's, the lessons' order (issue 22): the reference, the
+    kernels (the first by line 130, as the tutorials put theirs near the top), the wrappers, the
+    checks, the benchmark and main; constants only the host side uses stand with it, after the kernels."""
     text = SCAN_PY.read_text()
     lines = text.splitlines()
     first_kernel = next(k for k, line in enumerate(lines, 1) if line.startswith("@triton.jit"))
     assert first_kernel <= 130, f"the first kernel starts at line {first_kernel}"
-    order = ["def scan_blocks_kernel", "def add_offsets_kernel", "def rowwise_cumsum_kernel", "def scan_1d",
-             "def rowwise_cumsum", "def exact_reference", "def check_scan_1d", "def run_benchmark", "def main"]
+    order = ["def exact_reference", "def scan_blocks_kernel", "def add_offsets_kernel", "def rowwise_cumsum_kernel",
+             "def scan_1d", "def rowwise_cumsum", "def check_scan_1d", "def run_benchmark", "def main"]
     at = [text.index(name + "(") for name in order]
     assert at == sorted(at), [name for name, _ in sorted(zip(order, at), key=lambda p: p[1])]
     header = text.split('"""')[1]
     header = header[header.index("In reading order"):]
-    named = [header.index(f"``{name.split()[1]}``") for name in order[:5]]
-    assert named == sorted(named), "the header names the kernels and wrappers in the file's order"
+    named = [header.index(f"``{name.split()[1]}``") for name in order[1:6]]
+    assert header.index("the reference") < named[0] and named == sorted(named), \
+        "the header names the reference, the kernels and the wrappers in the file's order"
+    before_kernels = text[:text.index("@triton.jit")]
+    for name in ("EXIT_PASS", "DEFAULT_SIZES", "SCAN_BLOCK", "WARP_CHOICES"):
+        assert f"\n{name} " not in before_kernels, f"{name} is set before the kernels, which do not use it"
 
 
 def test_help_works_without_torch(hidden_torch):

@@ -17,10 +17,10 @@
 //   mark_nonzero         step 1: flags[i] = (in[i] != 0)
 //   scatter_kept         step 3: out[offsets[i]] = in[i] where flags[i]
 //   blelloch_block_scan, blelloch_scan_tile, add_tile_offsets
-//                        step 2, the 3-phase exclusive scan of the flags   ./compaction --items 4
+//                        step 2, the 3-phase exclusive scan of the flags   ./compaction --threads 1024
 //
 // Run: ./compaction (4194304 elements, half zero at random); --keep 0.1 --seed 7; --pattern
-// alternating|all-zero|no-zero; --n 268435456 --items 4; --check-only --n 257; --help.
+// alternating|all-zero|no-zero; --n 268435456; --check-only --n 257; --help.
 // Observe: the kept count and every kept value match std::copy_if, in order, on every run; an
 // atomic counter would hand out slots in whatever order the hardware finished. The price is
 // two extra n-element arrays and their traffic: compare "useful" GB/s with the total.
@@ -133,96 +133,25 @@ __device__ unsigned int blelloch_block_scan(unsigned int* temp, unsigned int tid
     return total;
 }
 
-// A thread's run of kItems consecutive elements; 16-byte uint4 accesses on full
-// tiles when kItems is a multiple of 4 (every run then starts 16-byte aligned),
-// guarded scalar accesses with identity padding on the partial last tile.
-template <int kItems>
-__device__ __forceinline__ void load_run(const unsigned int* __restrict__ src, size_t first, size_t n,
-                                         bool full_tile, unsigned int (&v)[kItems]) {
-    if constexpr (kItems % 4 == 0) {
-        if (full_tile) {
-            const uint4* src4 = reinterpret_cast<const uint4*>(src + first);
-#pragma unroll
-            for (int q = 0; q < kItems / 4; ++q) {
-                const uint4 u = src4[q];
-                v[4 * q + 0] = u.x;
-                v[4 * q + 1] = u.y;
-                v[4 * q + 2] = u.z;
-                v[4 * q + 3] = u.w;
-            }
-            return;
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) v[k] = first + k < n ? src[first + k] : 0u;
-}
-
-template <int kItems>
-__device__ __forceinline__ void store_run(unsigned int* __restrict__ dst, size_t first, size_t n, bool full_tile,
-                                          const unsigned int (&v)[kItems]) {
-    if constexpr (kItems % 4 == 0) {
-        if (full_tile) {
-            uint4* dst4 = reinterpret_cast<uint4*>(dst + first);
-#pragma unroll
-            for (int q = 0; q < kItems / 4; ++q) {
-                dst4[q] = make_uint4(v[4 * q + 0], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]);
-            }
-            return;
-        }
-    }
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-        if (first + k < n) dst[first + k] = v[k];
-    }
-}
-
-// Phase 1: exclusive scan of each tile of blockDim.x * kItems; thread 0 writes
-// the tile's total to tile_sums[blockIdx.x] unless tile_sums is null.
-template <int kItems>
+// Phase 1: exclusive scan of each tile of blockDim.x flags; thread 0 writes the
+// tile's total to tile_sums[blockIdx.x] unless tile_sums is null.
 __global__ void blelloch_scan_tile(const unsigned int* __restrict__ in, unsigned int* __restrict__ out,
                                    unsigned int* __restrict__ tile_sums, size_t n) {
     extern __shared__ unsigned int temp[];
     const unsigned int tid = threadIdx.x;
-    const size_t tile = size_t(blockDim.x) * kItems;
-    const size_t base = size_t(blockIdx.x) * tile;
-    const size_t first = base + size_t(tid) * kItems;
-    const bool full_tile = base + tile <= n;
+    const size_t i = size_t(blockIdx.x) * blockDim.x + tid;
 
-    unsigned int v[kItems];
-    load_run<kItems>(in, first, n, full_tile, v);
-    unsigned int run_total = v[0];
-#pragma unroll
-    for (int k = 1; k < kItems; ++k) run_total += v[k];
-    temp[smem_index(tid)] = run_total;
-
-    const unsigned int tile_total = blelloch_block_scan(temp, tid, blockDim.x);
-
-    unsigned int running = temp[smem_index(tid)];
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) {
-        const unsigned int x = v[k];
-        v[k] = running;
-        running += x;
-    }
-    store_run<kItems>(out, first, n, full_tile, v);
-    if (tid == 0 && tile_sums != nullptr) tile_sums[blockIdx.x] = tile_total;
+    temp[smem_index(tid)] = i < n ? in[i] : 0u;
+    const unsigned int total = blelloch_block_scan(temp, tid, blockDim.x);  // opens and closes with a barrier
+    if (i < n) out[i] = temp[smem_index(tid)];
+    if (tid == 0 && tile_sums != nullptr) tile_sums[blockIdx.x] = total;  // what the exclusive scan drops
 }
 
 // Phase 3: add tile t's offset to every element of tile t.
-template <int kItems>
 __global__ void add_tile_offsets(unsigned int* __restrict__ data, const unsigned int* __restrict__ tile_offsets,
                                  size_t n) {
-    const size_t tile = size_t(blockDim.x) * kItems;
-    const size_t base = size_t(blockIdx.x) * tile;
-    const size_t first = base + size_t(threadIdx.x) * kItems;
-    const bool full_tile = base + tile <= n;
-    const unsigned int offset = tile_offsets[blockIdx.x];
-
-    unsigned int v[kItems];
-    load_run<kItems>(data, first, n, full_tile, v);
-#pragma unroll
-    for (int k = 0; k < kItems; ++k) v[k] += offset;
-    store_run<kItems>(data, first, n, full_tile, v);
+    const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) data[i] += tile_offsets[blockIdx.x];
 }
 
 // ---- host side -------------------------------------------------------------
@@ -286,14 +215,13 @@ struct Options {
     uint64_t seed = 0;
     bool seed_given = false;
     unsigned int threads = kDefaultThreads;
-    int items = 1;
     int reps = kDefaultReps;
 };
 
 static void printUsage(FILE* to) {
     std::fprintf(to,
                  "usage: compaction [--n N] [--pattern random|all-zero|no-zero|alternating] [--keep F]\n"
-                 "                  [--seed S] [--threads B] [--items K] [--reps R] [--check-only] [--help]\n"
+                 "                  [--seed S] [--threads B] [--reps R] [--check-only] [--help]\n"
                  "\n"
                  "  --n N          elements, 0..%zu (default %zu)\n"
                  "  --pattern P    random: each element non-zero with probability --keep (default);\n"
@@ -301,7 +229,6 @@ static void printUsage(FILE* to) {
                  "  --keep F       fraction of non-zero elements for --pattern random, 0..1 (default %.1f)\n"
                  "  --seed S       seed for --pattern random (default: drawn from the clock, printed)\n"
                  "  --threads B    threads per block of the scan, a power of two from %u to %u (default %u)\n"
-                 "  --items K      elements per thread in the scan: 1, 2, 4, 8 or 16 (default 1)\n"
                  "  --reps R       timed repetitions, median reported, 0..%d (default %d); 0 checks only\n"
                  "  --check-only   the same as --reps 0 (fast; for tests and compute-sanitizer)\n"
                  "  --help         this text\n"
@@ -337,8 +264,6 @@ static Options parseOptions(int argc, char** argv) {
          }},
         {"--threads", true, [&](const std::string& v) {
              opt.threads = unsigned(numberFlag(v, kMinThreads, kMaxThreads, true, "--threads wants a power of two from 32 to 1024, not '%s'")); }},
-        {"--items", true, [&](const std::string& v) {
-             opt.items = int(numberFlag(v, 1, 16, true, "--items wants 1, 2, 4, 8 or 16, not '%s'")); }},
         {"--reps", true, [&](const std::string& v) {
              opt.reps = int(numberFlag(v, 0, kMaxReps, false, "--reps wants a whole number from 0 to 1000, not '%s'")); }},
         {"--check-only", false, [&](const std::string&) { opt.reps = 0; }},
@@ -362,18 +287,16 @@ struct Buffers {
     unsigned int* flags = nullptr;
     unsigned int* offsets = nullptr;
     unsigned int threads = 0;
-    int items = 1;
-    size_t tile = 0;
     std::vector<size_t> sizes;
     std::vector<unsigned int*> sums, scanned;
 };
 
-static Buffers allocate(size_t n, unsigned int threads, int items) {
+static Buffers allocate(size_t n, unsigned int threads) {
     const size_t count = std::max<size_t>(n, 1);
     Buffers b{deviceArray<float>(count), deviceArray<float>(count), deviceArray<unsigned int>(count),
-              deviceArray<unsigned int>(count), threads, items, size_t(threads) * size_t(items), {}, {}, {}};
+              deviceArray<unsigned int>(count), threads, {}, {}, {}};
     if (n > 0) b.sizes.push_back(n);
-    while (!b.sizes.empty() && b.sizes.back() > b.tile) b.sizes.push_back(tilesOf(b.sizes.back(), b.tile));
+    while (!b.sizes.empty() && b.sizes.back() > threads) b.sizes.push_back(tilesOf(b.sizes.back(), threads));
     for (size_t l = 1; l < b.sizes.size(); ++l) {
         b.sums.push_back(deviceArray<unsigned int>(b.sizes[l]));
         b.scanned.push_back(deviceArray<unsigned int>(b.sizes[l]));
@@ -391,7 +314,6 @@ static void release(Buffers& b) {
 }
 
 // offsets = exclusive scan of flags, in three phases (phase 2 recursing).
-template <int kItems>
 static void exclusiveScan(const Buffers& b) {
     const size_t levels = b.sizes.size();
     if (levels == 0) return;  // n == 0
@@ -400,11 +322,11 @@ static void exclusiveScan(const Buffers& b) {
     auto output = [&](size_t l) -> unsigned int* { return l == 0 ? b.offsets : b.scanned[l - 1]; };
     for (size_t l = 0; l < levels; ++l) {
         unsigned int* tile_sums = l + 1 < levels ? b.sums[l] : nullptr;
-        blelloch_scan_tile<kItems><<<tilesOf(b.sizes[l], b.tile), b.threads, smem>>>(input(l), output(l), tile_sums, b.sizes[l]);
+        blelloch_scan_tile<<<tilesOf(b.sizes[l], b.threads), b.threads, smem>>>(input(l), output(l), tile_sums, b.sizes[l]);
         HIP_CHECK_LAUNCH();
     }
     for (size_t l = levels - 1; l-- > 0;) {
-        add_tile_offsets<kItems><<<tilesOf(b.sizes[l], b.tile), b.threads>>>(output(l), b.scanned[l], b.sizes[l]);
+        add_tile_offsets<<<tilesOf(b.sizes[l], b.threads), b.threads>>>(output(l), b.scanned[l], b.sizes[l]);
         HIP_CHECK_LAUNCH();
     }
 }
@@ -415,13 +337,7 @@ static void compaction(const Buffers& b, size_t n) {
     const unsigned int grid = tilesOf(n, kElementwiseThreads);
     mark_nonzero<<<grid, kElementwiseThreads>>>(b.in, b.flags, n);
     HIP_CHECK_LAUNCH();
-    switch (b.items) {
-        case 1: exclusiveScan<1>(b); break;
-        case 2: exclusiveScan<2>(b); break;
-        case 4: exclusiveScan<4>(b); break;
-        case 8: exclusiveScan<8>(b); break;
-        default: exclusiveScan<16>(b); break;  // --items is 1, 2, 4, 8 or 16
-    }
+    exclusiveScan(b);
     scatter_kept<<<grid, kElementwiseThreads>>>(b.in, b.flags, b.offsets, b.out, n);
     HIP_CHECK_LAUNCH();
 }
@@ -503,12 +419,11 @@ int main(int argc, char** argv) {
     if (opt.pattern == Pattern::Random) std::printf(" (each non-zero with probability %g, seed %" PRIu64 ")", opt.keep, opt.seed);
     std::printf("; a non-zero in[i] is +-(1 + i %% 16777215)\n");
 
-    Buffers b = allocate(n, opt.threads, opt.items);
+    Buffers b = allocate(n, opt.threads);
     std::string chain;
-    for (size_t l = 0; l < b.sizes.size(); ++l) chain += (l ? " -> " : "") + num(tilesOf(b.sizes[l], b.tile));
-    std::printf("Scan of the flags: %u threads x %d item%s = %zu-element tiles, %zu level%s (tiles per level: %s)\n",
-                b.threads, b.items, b.items == 1 ? "" : "s", b.tile, b.sizes.size(), b.sizes.size() == 1 ? "" : "s",
-                chain.empty() ? "none" : chain.c_str());
+    for (size_t l = 0; l < b.sizes.size(); ++l) chain += (l ? " -> " : "") + num(tilesOf(b.sizes[l], b.threads));
+    std::printf("Scan of the flags: %u-element tiles (a block of %u threads each), %zu level%s (tiles per level: %s)\n",
+                b.threads, b.threads, b.sizes.size(), b.sizes.size() == 1 ? "" : "s", chain.empty() ? "none" : chain.c_str());
     std::printf("Timing: %s\n\n", opt.reps > 0 ? ("median of " + num(unsigned(opt.reps)) + " after " + num(kWarmups) + " warm-up runs, device events").c_str()
                                               : "none (--reps 0): correctness only");
 

@@ -20,10 +20,10 @@ Run (from a05-scan/):
     python triton/scan.py --help        every flag
 
 In reading order: the imports (``--device cpu`` is read first: the interpreter must be on
-before kernels are decorated); the kernels ``scan_blocks_kernel`` (phase 1, SHIFT=1 for the
-exclusive scan), ``add_offsets_kernel`` (phase 3), ``rowwise_cumsum_kernel``; the wrappers
-``scan_1d`` and ``rowwise_cumsum``; the reference and the checks; the benchmark; the command
-line and ``main``. Going further: see the note after ``add_offsets_kernel``.
+before kernels are decorated); the reference (``torch.cumsum`` in 64 bits); the kernels
+``scan_blocks_kernel`` (phase 1, SHIFT=1: exclusive), ``add_offsets_kernel`` (phase 3; going
+further: the note after it), ``rowwise_cumsum_kernel``; the wrappers ``scan_1d`` and
+``rowwise_cumsum``; the checks; the benchmark; the command line and ``main``.
 
 Exit status: 0 every check passed (and the benchmark ran, when asked); 1 a check or a kernel
 failed; 2 bad command line; 3 no usable GPU, or torch or triton is not importable.
@@ -45,23 +45,6 @@ import os
 import sys
 import time
 from pathlib import Path
-
-EXIT_PASS = 0
-EXIT_FAIL = 1
-EXIT_USAGE = 2
-EXIT_NO_GPU = 3
-
-SCAN_BLOCK = 4096  # scan_1d: elements per program in phases 1 and 3
-SCAN_WARPS = 4  # scan_1d: 128 threads, 32 elements each
-ROW_MAX_BLOCK = 4096  # rowwise_cumsum: longer rows loop over blocks of this size
-MAX_N = 2**31 - 2**17  # offsets are int32 inside the kernels
-WARP_CHOICES = (1, 2, 4, 8, 16, 32)
-
-QUICK_SIZES = [2**12, 2**14, 2**16]
-DEFAULT_SIZES = [2**k for k in range(16, 29, 2)]  # 2^16 .. 2^28
-QUICK_ROWS = [16, 64]
-DEFAULT_ROWS = [256, 1024, 4096, 16384]
-DEFAULT_COLS = 1000
 
 
 def _wants_interpreter(argv) -> bool:
@@ -102,6 +85,26 @@ except (ImportError, OSError) as exc:
     MISSING = MISSING or f"triton is not importable ({type(exc).__name__}: {exc})"
 
 INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+# %%
+# The reference
+# -------------
+#
+# torch.cumsum in 64 bits, exact for the integer-valued data the checks draw; the
+# exclusive scan is the inclusive one shifted right a slot, into a new tensor.
+
+def shift_right(inclusive, dim: int = -1):
+    """excl[i] = incl[i - 1], excl[0] = identity: into a new tensor, never in place."""
+    exclusive, length = torch.zeros_like(inclusive), inclusive.shape[dim]
+    if length > 1:
+        exclusive.narrow(dim, 1, length - 1).copy_(inclusive.narrow(dim, 0, length - 1))
+    return exclusive
+
+
+def exact_reference(x, exclusive: bool, dim: int = -1):
+    ref = torch.cumsum(x.to(torch.float64 if x.dtype.is_floating_point else torch.int64), dim=dim)
+    return shift_right(ref, dim) if exclusive else ref
 
 
 # %%
@@ -204,6 +207,11 @@ def rowwise_cumsum_kernel(x_ptr, y_ptr, length_v, x_row_stride_v, y_row_stride_v
 # workspace holds one buffer per level, allocated before anything is timed.
 
 DTYPES = (torch.float32, torch.int32)
+SCAN_BLOCK = 4096  # scan_1d: elements per program in phases 1 and 3
+SCAN_WARPS = 4  # scan_1d: 128 threads, 32 elements each
+ROW_MAX_BLOCK = 4096  # rowwise_cumsum: longer rows loop over blocks of this size
+MAX_N = 2**31 - 2**17  # offsets are int32 inside the kernels
+WARP_CHOICES = (1, 2, 4, 8, 16, 32)
 
 
 def scan_levels(n: int, block: int = SCAN_BLOCK) -> list:
@@ -380,21 +388,6 @@ def integer_data(shape, dtype, generator, device="cpu"):
         return data
     vmax = min(1000, (2**31 - 1) // length)
     return torch.randint(-vmax, vmax + 1, shape, generator=generator, device=device).to(torch.int32)
-
-
-def shift_right(inclusive, dim: int = -1):
-    """excl[i] = incl[i - 1], excl[0] = identity: into a new tensor, never in place."""
-    exclusive = torch.zeros_like(inclusive)
-    length = inclusive.shape[dim]
-    if length > 1:
-        exclusive.narrow(dim, 1, length - 1).copy_(inclusive.narrow(dim, 0, length - 1))
-    return exclusive
-
-
-def exact_reference(x, exclusive: bool, dim: int = -1):
-    wide = x.to(torch.float64 if x.dtype.is_floating_point else torch.int64)
-    ref = torch.cumsum(wide, dim=dim)
-    return shift_right(ref, dim) if exclusive else ref
 
 
 def poisoned_like(x):
@@ -797,6 +790,13 @@ def summarize(records, cols: int) -> str:
 # %%
 # The command line
 # ----------------
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3  # the header's exit statuses
+QUICK_SIZES = [2**12, 2**14, 2**16]
+DEFAULT_SIZES = [2**k for k in range(16, 29, 2)]  # 2^16 .. 2^28
+QUICK_ROWS = [16, 64]
+DEFAULT_ROWS = [256, 1024, 4096, 16384]
+DEFAULT_COLS = 1000
 
 def _count(text: str) -> int:
     """A whole number written as 123 or as a power of two, 2^20."""
